@@ -1,0 +1,4 @@
+export * from './keyring';
+export * from './transit';
+export * from './record-cipher';
+export * from './fingerprint';
