@@ -5,6 +5,8 @@ const moduleNameMapper = {
 };
 const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] };
 module.exports = {
+  // The canary scan must see what every other suite wrote, so it runs last.
+  testSequencer: '<rootDir>/test/sequencer.js',
   projects: [
     { displayName: 'unit', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/apps', '<rootDir>/libs'],
       testMatch: ['**/*.spec.ts'], moduleNameMapper, transform },

@@ -1,0 +1,29 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { appImports } from '@app/platform';
+import { ApiConfig } from './config/api.config';
+import { MerchantAuthService } from './auth/merchant-auth.service';
+import { HttpExceptionFilter } from './errors/http-exception.filter';
+import { gatewayClientProvider } from './messaging/gateway-client.provider';
+import { TokensController } from './tokens/tokens.controller';
+import { TokensService } from './tokens/tokens.service';
+import { CorrelationInterceptor } from './correlation.interceptor';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: ApiConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: appImports('api', config.base, config.dbPoolSize),
+      controllers: [TokensController],
+      providers: [
+        { provide: ApiConfig, useValue: config },
+        MerchantAuthService,
+        TokensService,
+        gatewayClientProvider,
+        { provide: APP_FILTER, useClass: HttpExceptionFilter },
+        { provide: APP_INTERCEPTOR, useClass: CorrelationInterceptor },
+      ],
+    };
+  }
+}

@@ -1,0 +1,31 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { lastValueFrom } from 'rxjs';
+import { Patterns, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
+import { sealJson } from '@app/vault';
+import { ApiConfig } from '../config/api.config';
+import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
+import { TokenAddInput } from './token-request.parser';
+
+/** Token use cases: the API only seals and forwards; the vault lives in the tokenizer. */
+@Injectable()
+export class TokensService {
+  constructor(
+    @Inject(GATEWAY_CLIENT) private readonly client: ClientProxy,
+    private readonly config: ApiConfig,
+  ) {}
+
+  async add(merchantId: string, input: TokenAddInput): Promise<TokenView> {
+    const request: TokenAddRequest = {
+      merchantId,
+      sealedCard: await sealJson(this.config.transitKeys, input.card),
+      flag: input.flag,
+      billing: input.billing,
+    };
+    return lastValueFrom(this.client.send<TokenView, TokenAddRequest>(Patterns.TokenAdd, request));
+  }
+
+  retrieve(merchantId: string, token: string): Promise<TokenView> {
+    return lastValueFrom(this.client.send<TokenView, TokenRetrieveRequest>(Patterns.TokenRetrieve, { merchantId, token }));
+  }
+}

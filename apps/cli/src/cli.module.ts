@@ -1,0 +1,29 @@
+import { Module, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '@app/persistence';
+import { CliConfig, loadCliConfig } from './config/cli.config';
+import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
+import { VaultRotateKeyCommand } from './vault/vault.commands';
+import { VaultRotationService } from './vault/vault-rotation.service';
+
+@Module({
+  providers: [
+    { provide: CliConfig, useFactory: () => loadCliConfig() },
+    {
+      provide: DataSource,
+      inject: [CliConfig],
+      useFactory: (cfg: CliConfig) => new DataSource(dataSourceOptions(cfg.base.databaseUrl, 2)).initialize(),
+    },
+    MerchantCreateCommand,
+    MerchantRotateKeyCommand,
+    VaultRotateKeyCommand,
+    VaultRotationService,
+  ],
+})
+export class CliModule implements OnApplicationShutdown {
+  constructor(private readonly db: DataSource) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.db.isInitialized) await this.db.destroy();
+  }
+}

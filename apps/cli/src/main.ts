@@ -1,0 +1,18 @@
+import 'reflect-metadata';
+import { CommandFactory } from 'nest-commander';
+import { CliModule } from './cli.module';
+
+/** `npm run cli -- <command>`: JSON on stdout, progress and errors on stderr, exit 1 on failure. */
+async function main(): Promise<void> {
+  const fail = (e: Error) => {
+    process.stderr.write(JSON.stringify({ error: e.message }) + '\n');
+    process.exit(1);
+  };
+  const app = await CommandFactory.runWithoutClosing(CliModule, { logger: false, errorHandler: fail, serviceErrorHandler: fail, cliName: 'gateway' });
+  await app.close();
+}
+
+main().catch((e) => {
+  process.stderr.write(JSON.stringify({ error: (e as Error).message }) + '\n');
+  process.exit(1);
+});

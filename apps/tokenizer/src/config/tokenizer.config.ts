@@ -1,0 +1,42 @@
+import { BaseConfig, EnvReader, readBaseConfig, readKeyVariable } from '@app/platform';
+import { Keyring, parseKeyring } from '@app/vault';
+
+export interface VaultKeys {
+  /** Opens the API's sealed card payloads. */
+  transit: Keyring;
+  /** Wraps each record's data key; the active one wraps new records, the others still unwrap. */
+  kek: Keyring;
+  /** Keys the per-merchant card fingerprint used for dedup. */
+  fingerprint: Keyring;
+}
+
+export class TokenizerConfig {
+  base: BaseConfig;
+  healthPort: number;
+  keys: VaultKeys;
+  concurrency: number;
+  dbPoolSize: number;
+}
+
+export function readVaultKeys(r: EnvReader, base: BaseConfig): VaultKeys {
+  const keyring = (name: string) => {
+    const spec = readKeyVariable(r, base, name);
+    return (spec && r.parse(name, () => parseKeyring(spec, name))) as Keyring;
+  };
+  return { transit: keyring('TRANSIT_KEYS'), kek: keyring('VAULT_KEKS'), fingerprint: keyring('FINGERPRINT_KEYS') };
+}
+
+export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): TokenizerConfig {
+  const r = new EnvReader(env);
+  const base = readBaseConfig(r);
+  const cfg: TokenizerConfig = {
+    base,
+    healthPort: r.int('HEALTH_PORT', 3001, 0, 65535),
+    keys: readVaultKeys(r, base),
+    // Per-pattern concurrency of this worker; the pool must be able to serve it.
+    concurrency: r.int('TOKENIZER_CONCURRENCY', 32, 1, 1000),
+    dbPoolSize: r.int('DB_POOL_SIZE', 16, 1, 200),
+  };
+  r.done('tokenizer');
+  return cfg;
+}

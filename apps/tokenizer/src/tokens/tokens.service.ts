@@ -1,0 +1,76 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { ClearCard, DomainError, ErrorCodes, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
+import { maskPan, validateCard } from '@app/card';
+import { cardFingerprint, encryptRecord, openJson } from '@app/vault';
+import { TokenizerConfig } from '../config/tokenizer.config';
+import { TokenCardRow, TokenCardsRepository } from './token-cards.repository';
+
+/** The vault's token use cases. The only code that ever sees a clear card number. */
+@Injectable()
+export class TokensService {
+  private readonly logger = new Logger(TokensService.name);
+
+  constructor(
+    private readonly repo: TokenCardsRepository,
+    private readonly config: TokenizerConfig,
+  ) {}
+
+  async add(req: TokenAddRequest): Promise<TokenView> {
+    const card = await this.open(req.sealedCard);
+    // Checked again here: the tokenizer trusts no caller, not even the API.
+    const checked = validateCard({ ...card, flag: req.flag });
+    if (!checked.ok) throw DomainError.fromPayload(checked.error);
+    const { pan, holder, expYear, expMonth, brand } = checked.card;
+    const { keys } = this.config;
+    // Random, not derived from the card: a token reveals nothing even to someone holding keys.
+    const token = randomBytes(32).toString('hex');
+    // The security code is deliberately not part of what is stored.
+    const sealed = encryptRecord(keys.kek, Buffer.from(JSON.stringify({ pan, expYear, expMonth })), { merchantId: req.merchantId, token });
+    const row = await this.repo.insertOrFindDuplicate({
+      token,
+      merchantId: req.merchantId,
+      fingerprint: cardFingerprint(keys.fingerprint, req.merchantId, pan),
+      expYear,
+      expMonth,
+      masked: maskPan(pan),
+      brand,
+      holder,
+      billing: req.billing ?? null,
+      kekId: sealed.kekId,
+      wrappedKey: sealed.wrappedKey,
+      ciphertext: sealed.ciphertext,
+    });
+    return toView(row);
+  }
+
+  async retrieve(req: TokenRetrieveRequest): Promise<TokenView> {
+    const row = await this.repo.findByMerchantAndToken(req.merchantId, req.token);
+    // Another merchant's token answers exactly like a missing one.
+    if (!row) throw new DomainError('not_found', ErrorCodes.TokenNotFound, 'Token not found.', 'token');
+    return toView(row);
+  }
+
+  private async open(sealedCard: string): Promise<ClearCard> {
+    try {
+      return await openJson<ClearCard>(this.config.keys.transit, sealedCard);
+    } catch (e) {
+      // A payload we cannot open means mismatched transit keys between api and tokenizer.
+      this.logger.error(`cannot open sealed card: ${(e as Error).name}`);
+      throw new DomainError('unavailable', ErrorCodes.ServiceUnavailable, 'The card vault could not read the request; retry later.');
+    }
+  }
+}
+
+function toView(row: TokenCardRow): TokenView {
+  return {
+    token: row.token,
+    bin: row.masked,
+    holder: row.holder,
+    expYear: row.exp_year,
+    expMonth: row.exp_month,
+    brand: row.brand,
+    createdAt: Math.floor(new Date(row.created_at).getTime() / 1000),
+    billing: row.billing,
+  };
+}

@@ -1,0 +1,4 @@
+export * from './patterns';
+export * from './error-codes';
+export * from './tokens';
+export * from './errors';

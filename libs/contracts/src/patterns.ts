@@ -1,0 +1,24 @@
+/**
+ * Message patterns (one BullMQ queue each). A pattern name is also its queue name, so it must not
+ * contain ':' and must not be all digits (BullMQ rejects both).
+ */
+export const Patterns = {
+  TokenAdd: 'token.add',
+  TokenRetrieve: 'token.retrieve',
+} as const;
+export type Pattern = (typeof Patterns)[keyof typeof Patterns];
+
+/** Durable events (emit): consumers may come later; the queue holds them until then. */
+export const Events = {
+  TransactionStatusChanged: 'transaction.status_changed',
+  TransactionCaptured: 'transaction.captured',
+  TransactionCancelled: 'transaction.cancelled',
+} as const;
+export type EventName = (typeof Events)[keyof typeof Events];
+
+/** Which patterns each worker must handle; a worker refuses to boot when one has no handler. */
+export const WorkerPatterns = {
+  tokenizer: [Patterns.TokenAdd, Patterns.TokenRetrieve],
+  settlement: [] as string[],
+  notifier: [] as string[],
+} as const;

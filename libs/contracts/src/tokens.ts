@@ -1,0 +1,49 @@
+/** Billing / customer object (WIRE.md 4.1 `billing`). All optional strings. */
+export interface Billing {
+  customerIdentity?: string;
+  name?: string;
+  address?: string;
+  address2?: string;
+  city?: string;
+  state?: string;
+  postalCode?: string;
+  country?: string;
+  phone?: string;
+  email?: string;
+}
+
+/** The clear card fields, only ever on the wire inside a JWE sealed for the tokenizer. */
+export interface ClearCard {
+  cardNumber: string;
+  cardHolder: string;
+  cardExpirationDate: string; // YYYYMM
+  cardSecurityCode?: string;
+}
+
+/** token.add request: the card travels sealed (JWE dir + A256GCM) so Redis holds only ciphertext. */
+export interface TokenAddRequest {
+  merchantId: string;
+  sealedCard: string;
+  flag?: string;
+  billing?: Billing;
+}
+
+export interface TokenRetrieveRequest {
+  merchantId: string;
+  token: string;
+}
+
+/** Masked token view; the API renders it as WIRE.md's TokenResponse. */
+export interface TokenView {
+  token: string;
+  bin: string; // first 6 + '******' + last 4
+  holder: string;
+  expMonth: number;
+  expYear: number;
+  brand: string;
+  createdAt: number; // unix seconds
+  billing: Billing | null;
+}
+
+/** Reply envelope for request/reply patterns: exactly one of ok/err. */
+export type Reply<T> = { ok: T; err?: undefined } | { ok?: undefined; err: import('./error-codes').DomainErrorPayload };

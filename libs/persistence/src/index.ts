@@ -1,0 +1,3 @@
+export * from './options';
+export * from './entities/merchant.entity';
+export * from './entities/token-card.entity';

@@ -1,0 +1,21 @@
+import type { DataSourceOptions } from 'typeorm';
+import { MerchantEntity } from './entities/merchant.entity';
+import { TokenCardEntity } from './entities/token-card.entity';
+import { Init1763800000000 } from './migrations/1763800000000-init';
+
+export const ENTITIES = [MerchantEntity, TokenCardEntity];
+export const MIGRATIONS = [Init1763800000000];
+
+/** One definition for apps, the CLI and the migration runner; synchronize is never on. */
+export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: databaseUrl,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    extra: { max: poolSize, connectionTimeoutMillis: 3000 },
+  };
+}

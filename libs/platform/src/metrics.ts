@@ -1,0 +1,14 @@
+import { Counter, Histogram } from 'prom-client';
+
+export const httpRequests = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'HTTP request duration by route and status',
+  labelNames: ['method', 'route', 'status'],
+  buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+});
+
+export const jobsProcessed = new Counter({
+  name: 'jobs_processed_total',
+  help: 'Jobs handled by this worker, by pattern and outcome',
+  labelNames: ['pattern', 'outcome'],
+});

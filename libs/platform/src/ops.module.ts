@@ -1,0 +1,52 @@
+import { Controller, DynamicModule, Get, Header, Module } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckService, TerminusModule, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { register, collectDefaultMetrics } from 'prom-client';
+import { OPS_REDIS_URL, RedisHealthIndicator } from './redis-health';
+
+@ApiExcludeController()
+@Controller()
+class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly db: TypeOrmHealthIndicator,
+    private readonly redis: RedisHealthIndicator,
+  ) {}
+
+  /** 200 when Postgres and Redis answer, 503 naming the one that does not. */
+  @Get('health')
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.db.pingCheck('postgres', { timeout: 1000 }), () => this.redis.isHealthy('redis')]);
+  }
+}
+
+@ApiExcludeController()
+@Controller()
+class MetricsController {
+  @Get('metrics')
+  @Header('Content-Type', register.contentType)
+  metrics(): Promise<string> {
+    return register.metrics();
+  }
+}
+
+let defaultMetricsStarted = false;
+
+/** /health and /metrics, the same on every app (the workers serve them on HEALTH_PORT). */
+@Module({})
+export class OpsModule {
+  static forRoot(opts: { app: string; redisUrl: string }): DynamicModule {
+    if (!defaultMetricsStarted) {
+      register.setDefaultLabels({ app: opts.app });
+      collectDefaultMetrics();
+      defaultMetricsStarted = true;
+    }
+    return {
+      module: OpsModule,
+      imports: [TerminusModule.forRoot({ logger: false, errorLogStyle: 'json' })],
+      controllers: [HealthController, MetricsController],
+      providers: [{ provide: OPS_REDIS_URL, useValue: opts.redisUrl }, RedisHealthIndicator],
+    };
+  }
+}

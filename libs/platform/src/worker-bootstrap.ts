@@ -1,0 +1,50 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { BullMqServer } from '@app/messaging';
+import type { BaseConfig } from './env';
+
+export interface WorkerBoot {
+  app: string;
+  module: unknown;
+  base: BaseConfig;
+  healthPort: number;
+  requiredPatterns: readonly string[];
+  concurrency?: Record<string, number>;
+  defaultConcurrency?: number;
+}
+
+/**
+ * A worker is a Nest app with two faces: the BullMQ transport that feeds its handlers, and a
+ * small HTTP server for /health and /metrics. SIGTERM closes the transport first, which waits for
+ * in-flight jobs, so a deploy never cuts a job in half.
+ */
+export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(opts.module as never, new FastifyAdapter({ logger: false }), { bufferLogs: true });
+  const logger = app.get(Logger);
+  app.useLogger(logger);
+  app.enableShutdownHooks();
+  app.connectMicroservice(
+    {
+      strategy: new BullMqServer({
+        connection: opts.base.redisUrl,
+        prefix: opts.base.queuePrefix,
+        requiredPatterns: [...opts.requiredPatterns],
+        concurrency: opts.concurrency,
+        defaultConcurrency: opts.defaultConcurrency,
+      }),
+    },
+    { inheritAppConfig: true },
+  );
+  await app.startAllMicroservices();
+  await app.listen(opts.healthPort, '127.0.0.1');
+  logger.log(`${opts.app} worker up; health on http://127.0.0.1:${opts.healthPort}/health`);
+  return app;
+}
+
+export function exitOnBootFailure(app: string) {
+  return (e: unknown): never => {
+    process.stderr.write(`${app} failed to start: ${(e as Error).message}\n`);
+    process.exit(1);
+  };
+}

@@ -1,0 +1,87 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { allCanaryNumbers, CANARY_CODES } from '../fixtures/cards';
+
+/**
+ * DESIGN.md security invariant 1, checked after every other suite ran (the sequencer runs this
+ * file last): no card number or security code the tests sent is anywhere in Postgres, Redis
+ * (every key, queue data included) or the apps' logs.
+ */
+jest.setTimeout(120_000);
+
+const numbers = allCanaryNumbers();
+// A security code is short: look for it only as a standalone value, not inside hex or base64.
+const codePatterns = CANARY_CODES.map((c) => new RegExp(`(?<![0-9A-Za-z+/=_-])${c}(?![0-9A-Za-z+/=_-])`));
+
+function leaks(haystack: string): string[] {
+  const found = numbers.filter((n) => haystack.includes(n)).map((n) => `card number ${n.slice(0, 6)}…`);
+  for (const [i, re] of codePatterns.entries()) if (re.test(haystack)) found.push(`security code ${CANARY_CODES[i]}`);
+  return found;
+}
+
+describe('canary scan: no clear card data at rest', () => {
+  it('finds no test card number or security code in any Postgres table', async () => {
+    const db = new Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+    try {
+      const tables = await db.query<{ schema: string; name: string }>(
+        `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
+         WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+      );
+      expect(tables.rows.map((t) => `${t.schema}.${t.name}`)).toEqual(expect.arrayContaining(['vault.token_cards', 'public.merchants']));
+      let rows = 0;
+      for (const t of tables.rows) {
+        const dump = await db.query<{ row: string }>(`SELECT t::text AS row FROM "${t.schema}"."${t.name}" t`);
+        rows += dump.rowCount ?? 0;
+        expect({ table: `${t.schema}.${t.name}`, leaks: leaks(dump.rows.map((r) => r.row).join('\n')) }).toEqual({ table: `${t.schema}.${t.name}`, leaks: [] });
+      }
+      // The scan must have had something to scan: the suites before it vaulted cards.
+      expect(rows).toBeGreaterThan(100);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('finds none in any Redis key, queue data included', async () => {
+    const redis = new Redis(process.env.REDIS_URL as string);
+    try {
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await redis.scan(cursor, 'COUNT', 1000);
+        keys.push(...batch);
+        cursor = next;
+      } while (cursor !== '0');
+      const prefix = process.env.QUEUE_PREFIX as string;
+      expect(keys.some((k) => k.startsWith(prefix))).toBe(true);
+      const found: string[] = [];
+      for (const key of keys) {
+        const type = await redis.type(key);
+        let content: unknown;
+        if (type === 'string') content = await redis.getBuffer(key);
+        else if (type === 'hash') content = await redis.hgetall(key);
+        else if (type === 'list') content = await redis.lrange(key, 0, -1);
+        else if (type === 'set') content = await redis.smembers(key);
+        else if (type === 'zset') content = await redis.zrange(key, 0, -1, 'WITHSCORES');
+        else if (type === 'stream') content = await redis.xrange(key, '-', '+');
+        const text = Buffer.isBuffer(content) ? content.toString('latin1') : JSON.stringify(content);
+        for (const l of leaks(`${key}\n${text}`)) found.push(`${key}: ${l}`);
+      }
+      expect(found).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('finds none in the captured logs', () => {
+    const dir = process.env.TEST_LOG_DIR as string;
+    expect(existsSync(dir)).toBe(true);
+    const files = readdirSync(dir).map((f) => join(dir, f)).filter((f) => statSync(f).isFile());
+    expect(files.length).toBeGreaterThan(0);
+    const found: string[] = [];
+    for (const f of files) for (const l of leaks(readFileSync(f, 'utf8'))) found.push(`${f}: ${l}`);
+    expect(found).toEqual([]);
+  });
+});

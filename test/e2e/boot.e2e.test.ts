@@ -1,0 +1,40 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Each app validates its own environment at boot and names every bad variable. */
+describe('configuration at boot', () => {
+  // An empty data folder: no development keys to fall back on.
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-boot-'));
+  const boot = (app: string, env: Record<string, string>) => {
+    const run = spawnSync(process.execPath, [`dist/apps/${app}/src/main.js`], {
+      env: { ...process.env, TRANSIT_KEYS: '', VAULT_KEKS: '', FINGERPRINT_KEYS: '', DATA_DIR: dataDir, ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    return { status: run.status, stderr: run.stderr };
+  };
+
+  it('a production tokenizer refuses to start without its keys, naming each', () => {
+    const { status, stderr } = boot('tokenizer', { NODE_ENV: 'production' });
+    expect(status).toBe(1);
+    for (const name of ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS']) expect(stderr).toContain(`${name} is required in production`);
+  });
+
+  it('a development api without keys says how to get them', () => {
+    const { status, stderr } = boot('api', { NODE_ENV: 'development' });
+    expect(status).toBe(1);
+    expect(stderr).toMatch(/TRANSIT_KEYS is required \(in development, run "npm start" once/);
+  });
+
+  it('names malformed variables without echoing key material', () => {
+    const secretish = 'k1:c2VjcmV0LWJ1dC10b28tc2hvcnQ=';
+    const { status, stderr } = boot('api', { PORT: 'eighty', REDIS_URL: 'http://x', TRANSIT_KEYS: secretish, NODE_ENV: 'production' });
+    expect(status).toBe(1);
+    expect(stderr).toContain('PORT must be a whole number');
+    expect(stderr).toContain('REDIS_URL must be a redis: or rediss: URL');
+    expect(stderr).toContain('TRANSIT_KEYS');
+    expect(stderr).not.toContain('c2VjcmV0LWJ1dC10b28tc2hvcnQ');
+  });
+});
