@@ -1,27 +1,38 @@
+import type { IncomingMessage } from 'node:http';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger, PinoLogger } from 'nestjs-pino';
-import { httpRequests } from '@app/platform';
+import { Logger } from 'nestjs-pino';
+import { drainOnSignals, httpRequests, requestIdOf } from '@app/platform';
 import { loadApiConfig } from './config/api.config';
-import { fromFastifyError, HttpExceptionFilter } from './errors/http-exception.filter';
+import { DomainError, ErrorCodes } from '@app/contracts';
 import { AppModule } from './app.module';
 
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
 async function bootstrap(): Promise<void> {
-  const adapter = new FastifyAdapter({ bodyLimit: 64 * 1024, ignoreTrailingSlash: true, logger: false, trustProxy: false });
+  const adapter = new FastifyAdapter({
+    bodyLimit: 64 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+    logger: false,
+    trustProxy: false,
+    // One id for Fastify, the logs and the jobs: the caller's x-request-id when it is plain.
+    genReqId: (req: IncomingMessage) => requestIdOf(req),
+  });
   const config = loadApiConfig();
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
-  app.enableShutdownHooks();
 
   const fastify = app.getHttpAdapter().getInstance();
-  // Body-parsing failures (too large, wrong type, broken JSON) happen before Nest routes the
-  // request; answer them with the same wire error body as everything else.
-  const filter = new HttpExceptionFilter(await app.resolve(PinoLogger));
-  fastify.setErrorHandler((err, _req, reply) => {
-    const wire = fromFastifyError(err) ?? filter.toWire(err);
-    void reply.status(wire.httpStatus).send(wire.body);
+  // WIRE.md 1: only JSON is accepted. Checked before any parser runs, so a form or text body is a
+  // 415 whatever parsers the framework registered.
+  fastify.addHook('onRequest', (req, _reply, done) => {
+    if (req.method === 'POST' && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
+      done(new DomainError('media_type', ErrorCodes.UnsupportedMediaType, 'Content-Type must be application/json.'));
+    } else {
+      done();
+    }
   });
   fastify.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions?.url ?? 'unmatched';
@@ -37,6 +48,7 @@ async function bootstrap(): Promise<void> {
   SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, doc));
 
   await app.listen(config.port, config.host);
+  drainOnSignals(app, app.get(Logger), () => fastify.close());
   app.get(Logger).log(`api listening on http://${config.host}:${config.port}`);
 }
 

@@ -5,3 +5,4 @@ export * from './ops.module';
 export * from './metrics';
 export * from './worker-bootstrap';
 export * from './app-imports';
+export * from './shutdown';

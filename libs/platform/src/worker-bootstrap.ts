@@ -3,6 +3,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { Logger } from 'nestjs-pino';
 import { BullMqServer } from '@app/messaging';
 import type { BaseConfig } from './env';
+import { drainOnSignals } from './shutdown';
 
 export interface WorkerBoot {
   app: string;
@@ -23,19 +24,15 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
   const app = await NestFactory.create<NestFastifyApplication>(opts.module as never, new FastifyAdapter({ logger: false }), { bufferLogs: true });
   const logger = app.get(Logger);
   app.useLogger(logger);
-  app.enableShutdownHooks();
-  app.connectMicroservice(
-    {
-      strategy: new BullMqServer({
-        connection: opts.base.redisUrl,
-        prefix: opts.base.queuePrefix,
-        requiredPatterns: [...opts.requiredPatterns],
-        concurrency: opts.concurrency,
-        defaultConcurrency: opts.defaultConcurrency,
-      }),
-    },
-    { inheritAppConfig: true },
-  );
+  const transport = new BullMqServer({
+    connection: opts.base.redisUrl,
+    prefix: opts.base.queuePrefix,
+    requiredPatterns: [...opts.requiredPatterns],
+    concurrency: opts.concurrency,
+    defaultConcurrency: opts.defaultConcurrency,
+  });
+  app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });
+  drainOnSignals(app, logger, () => transport.close());
   await app.startAllMicroservices();
   await app.listen(opts.healthPort, '127.0.0.1');
   logger.log(`${opts.app} worker up; health on http://127.0.0.1:${opts.healthPort}/health`);

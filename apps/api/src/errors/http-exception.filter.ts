@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { FastifyReply } from 'fastify';
-import { DomainError, ErrorCodes } from '@app/contracts';
+import { STATUS_CODES } from 'node:http';
+import { DomainError, DomainErrorPayload, ErrorCodes } from '@app/contracts';
 import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from '@app/messaging';
 import { fromDomainError, internal, unavailable, wireError, WireError } from './wire-error';
 
@@ -22,43 +23,34 @@ export class HttpExceptionFilter implements ExceptionFilter {
 
   toWire(e: unknown): WireError {
     if (e instanceof DomainError) return fromDomainError(e);
-    if (e instanceof RemoteError) return fromDomainError(DomainError.fromPayload(e.payload));
+    if (e instanceof RemoteError) return fromDomainError(DomainError.fromPayload(e.payload as DomainErrorPayload));
     if (e instanceof ReplyTimeoutError) return unavailable('The card vault did not answer in time; retry later.');
     if (e instanceof TransportUnavailableError || isConnectionError(e)) {
       this.logger.warn({ err: describe(e) }, 'dependency unavailable');
       return unavailable();
     }
-    const fastifyError = fromFastifyError(e);
-    if (fastifyError) return fastifyError;
-    if (e instanceof HttpException) {
-      const status = e.getStatus();
-      if (status === 404) return wireError(404, ErrorCodes.MalformedBody, 'No such endpoint.', '');
-      return wireError(status, status >= 500 ? ErrorCodes.InternalError : ErrorCodes.InvalidField, e.message);
-    }
+    if (e instanceof HttpException) return fromFrameworkError(e.getStatus());
     this.logger.error({ err: describe(e) }, 'unhandled error');
     return internal();
   }
 }
 
-/** Body-parsing failures raised by Fastify before a route runs. */
-export function fromFastifyError(e: unknown): WireError | undefined {
-  const code = (e as { code?: string })?.code;
-  switch (code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+/**
+ * The framework's own errors: body parsing (Nest wraps Fastify's parser errors) and unknown
+ * routes. Their messages are never passed on: a JSON parse error can quote the body.
+ */
+function fromFrameworkError(status: number): WireError {
+  switch (status) {
+    case 400:
+      return wireError(400, ErrorCodes.MalformedBody, 'The request body is not valid JSON.');
+    case 404:
+      return wireError(404, ErrorCodes.MalformedBody, 'No such endpoint.');
+    case 413:
       return wireError(413, ErrorCodes.PayloadTooLarge, 'The request body is larger than 64 KiB.');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 415:
       return wireError(415, ErrorCodes.UnsupportedMediaType, 'Content-Type must be application/json.');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return wireError(400, ErrorCodes.MalformedBody, 'The request body is empty; send a JSON transaction-request.');
     default:
-      if ((e as { statusCode?: number })?.statusCode === 400 && e instanceof SyntaxError) {
-        return wireError(400, ErrorCodes.MalformedBody, 'The request body is not valid JSON.');
-      }
-      if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (code ?? '').startsWith('FST_ERR_CTP')) {
-        return wireError(400, ErrorCodes.MalformedBody, 'The request body is not valid JSON.');
-      }
-      return undefined;
+      return status >= 500 ? internal() : wireError(status, ErrorCodes.InvalidField, STATUS_CODES[status] ?? 'Request rejected.');
   }
 }
 

@@ -1,0 +1,150 @@
+import { ClientProxy, ReadPacket, WritePacket } from '@nestjs/microservices';
+import { JobsOptions, Queue } from 'bullmq';
+import Redis from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { currentCorrelationId } from '@app/platform/correlation';
+import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from './errors';
+import { jobIdOf, JobEnvelope, ReplyMessage } from './job-envelope';
+import { redisOptionsFromUrl } from './redis-options';
+
+export interface BullMqClientOptions {
+  /** redis:// URL. */
+  connection: string;
+  /** BullMQ key prefix, so several deployments (or test runs) can share one Redis. */
+  prefix?: string;
+  /** How long `send` waits for the worker's reply. */
+  replyTimeoutMs?: number;
+  /** Job options for durable events (`emit`): retries with backoff until a consumer succeeds. */
+  eventJobOptions?: JobsOptions;
+}
+
+interface Pending {
+  callback: (packet: WritePacket) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Caller side of the BullMQ transport. `send` = request/reply: one job on the pattern's queue,
+ * the answer comes back on this client's own pub/sub channel (one SUBSCRIBE for all requests,
+ * instead of BullMQ's QueueEvents stream per queue: far fewer Redis round trips per call).
+ * `emit` = a durable event job with retries.
+ */
+export class BullMqClient extends ClientProxy {
+  private readonly prefix: string;
+  private readonly replyTimeoutMs: number;
+  private readonly replyChannel: string;
+  private readonly queues = new Map<string, Queue>();
+  private readonly pending = new Map<string, Pending>();
+  private commands?: Redis;
+  private subscriber?: Redis;
+  private connecting?: Promise<void>;
+
+  constructor(private readonly options: BullMqClientOptions) {
+    super();
+    this.prefix = options.prefix ?? 'gw';
+    this.replyTimeoutMs = options.replyTimeoutMs ?? 10_000;
+    this.replyChannel = `${this.prefix}-reply-${randomUUID()}`;
+  }
+
+  /** Called by Nest before every send/emit: after the first call it is one resolved promise. */
+  connect(): Promise<void> {
+    this.connecting ??= this.open().catch((e) => {
+      this.connecting = undefined;
+      throw e;
+    });
+    return this.connecting;
+  }
+
+  private async open(): Promise<void> {
+    const base = redisOptionsFromUrl(this.options.connection);
+    // No offline queue and one retry: while Redis is down a send fails at once (HTTP 503)
+    // instead of piling up requests that would all time out.
+    this.commands = new Redis({ ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true, lazyConnect: true });
+    this.subscriber = new Redis({ ...base, lazyConnect: true });
+    for (const conn of [this.commands, this.subscriber]) conn.on('error', () => undefined);
+    this.subscriber.on('message', (_channel: string, message: string) => this.onReply(message));
+    await Promise.all([this.commands.connect(), this.subscriber.connect()]);
+    await this.subscriber.subscribe(this.replyChannel);
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.pending.values()) clearTimeout(p.timer);
+    this.pending.clear();
+    await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
+    this.queues.clear();
+    this.subscriber?.disconnect();
+    this.commands?.disconnect();
+    this.connecting = undefined;
+  }
+
+  unwrap<T>(): T {
+    return this.commands as T;
+  }
+
+  protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
+    const pattern = this.normalizePattern(packet.pattern);
+    const jobId = jobIdOf(packet.data) ?? randomUUID();
+    const timer = setTimeout(() => {
+      if (this.pending.delete(jobId)) callback({ err: new ReplyTimeoutError(pattern, this.replyTimeoutMs), isDisposed: true });
+    }, this.replyTimeoutMs);
+    this.pending.set(jobId, { callback, timer });
+    const envelope: JobEnvelope = { p: packet.data, r: this.replyChannel, c: currentCorrelationId() };
+    // Request jobs may hold sealed card data: gone from Redis as soon as they complete.
+    this.queue(pattern)
+      .add(pattern, envelope, { jobId, removeOnComplete: true, removeOnFail: { age: 3600 } })
+      .catch((e) => {
+        if (!this.pending.delete(jobId)) return;
+        clearTimeout(timer);
+        callback({ err: new TransportUnavailableError(pattern, e), isDisposed: true });
+      });
+    return () => {
+      const p = this.pending.get(jobId);
+      if (p) clearTimeout(p.timer);
+      this.pending.delete(jobId);
+    };
+  }
+
+  protected async dispatchEvent<T = unknown>(packet: ReadPacket): Promise<T> {
+    const pattern = this.normalizePattern(packet.pattern);
+    const envelope: JobEnvelope = { p: packet.data, c: currentCorrelationId() };
+    const opts: JobsOptions = {
+      attempts: 10,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: 24 * 3600, count: 10_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+      ...this.options.eventJobOptions,
+      jobId: jobIdOf(packet.data),
+    };
+    try {
+      return (await this.queue(pattern).add(pattern, envelope, opts)) as T;
+    } catch (e) {
+      throw new TransportUnavailableError(pattern, e);
+    }
+  }
+
+  private onReply(message: string): void {
+    let reply: ReplyMessage;
+    try {
+      reply = JSON.parse(message) as ReplyMessage;
+    } catch {
+      return;
+    }
+    const p = this.pending.get(reply.id);
+    // A late reply (after its timeout) finds nothing to answer and is dropped.
+    if (!p) return;
+    this.pending.delete(reply.id);
+    clearTimeout(p.timer);
+    p.callback(reply.err ? { err: new RemoteError(reply.err), isDisposed: true } : { response: reply.ok, isDisposed: true });
+  }
+
+  private queue(pattern: string): Queue {
+    let q = this.queues.get(pattern);
+    if (!q) {
+      // One shared command connection for every queue of this client.
+      q = new Queue(pattern, { connection: this.commands!, prefix: this.prefix, streams: { events: { maxLen: 1000 } } });
+      q.on('error', () => undefined);
+      this.queues.set(pattern, q);
+    }
+    return q;
+  }
+}

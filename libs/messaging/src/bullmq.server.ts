@@ -1,0 +1,107 @@
+import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
+import { ConnectionOptions, Job, Worker } from 'bullmq';
+import Redis from 'ioredis';
+import { lastValueFrom } from 'rxjs';
+import { runWithCorrelationId } from '@app/platform/correlation';
+import { BullMqContext } from './bullmq.context';
+import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
+import { redisOptionsFromUrl } from './redis-options';
+
+export interface BullMqServerOptions {
+  connection: string;
+  prefix?: string;
+  /** Patterns this worker must serve; it refuses to start if one has no handler. */
+  requiredPatterns: string[];
+  /** Worker concurrency per pattern (jobs in flight at once in this process). */
+  concurrency?: Record<string, number>;
+  defaultConcurrency?: number;
+}
+
+const INTERNAL: RemoteErrorPayload = { kind: 'unavailable', code: '503', message: 'The worker could not process the request; retry later.' };
+
+/**
+ * Worker side of the BullMQ transport: one BullMQ Worker per handled pattern (so each pattern
+ * scales and drains on its own, and N replicas compete for the same queue).
+ */
+export class BullMqServer extends Server implements CustomTransportStrategy {
+  private readonly workers: Worker[] = [];
+  private publisher?: Redis;
+
+  constructor(private readonly options: BullMqServerOptions) {
+    super();
+  }
+
+  async listen(callback: (err?: unknown) => void): Promise<void> {
+    try {
+      const missing = this.options.requiredPatterns.filter((p) => !this.messageHandlers.has(p));
+      if (missing.length > 0) throw new Error(`no handler for pattern(s): ${missing.join(', ')}`);
+      const base = redisOptionsFromUrl(this.options.connection);
+      this.publisher = new Redis({ ...base, enableAutoPipelining: true });
+      this.publisher.on('error', () => undefined);
+      for (const [pattern, handler] of this.messageHandlers) {
+        const worker = new Worker(pattern, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
+          connection: base as ConnectionOptions,
+          prefix: this.options.prefix ?? 'gw',
+          concurrency: this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16,
+          // Requests are short; a crashed worker's job is picked up again within this time.
+          stalledInterval: 15_000,
+          maxStalledCount: 2,
+        });
+        worker.on('error', (e) => this.logger.error(`worker ${pattern}: ${e.message}`));
+        this.workers.push(worker);
+      }
+      await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+      callback();
+    } catch (e) {
+      callback(e);
+    }
+  }
+
+  /** Waits for in-flight jobs to finish: a SIGTERM never cuts a job in half. */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+    this.workers.length = 0;
+    await this.publisher?.quit().catch(() => undefined);
+  }
+
+  on(): void {
+    throw new Error('BullMqServer does not expose events');
+  }
+
+  unwrap<T>(): T {
+    return this.workers as T;
+  }
+
+  private process(pattern: string, handler: MessageHandler, job: Job<JobEnvelope>): Promise<unknown> {
+    const context = new BullMqContext([job, pattern]);
+    return runWithCorrelationId(job.data.c, async () => {
+      this.logger.debug?.(`job ${pattern} ${job.id} attempt ${job.attemptsMade + 1}`);
+      if (handler.isEventHandler) {
+        // An event handler's failure fails the job, so BullMQ retries it with backoff.
+        return lastValueFrom(this.transformToObservable(await handler(job.data.p, context)), { defaultValue: undefined });
+      }
+      const reply = await this.answer(handler, job, context);
+      if (job.data.r) await this.publisher!.publish(job.data.r, JSON.stringify(reply));
+      // The job's return value stays out of Redis: the reply channel carried it.
+      return undefined;
+    });
+  }
+
+  /**
+   * A request always completes with an answer: a domain failure is an answer too, and retrying
+   * it would not change it (and the caller has stopped waiting by the time a retry ran).
+   */
+  private async answer(handler: MessageHandler, job: Job<JobEnvelope>, context: BullMqContext): Promise<ReplyMessage> {
+    try {
+      const ok = await lastValueFrom(this.transformToObservable(await handler(job.data.p, context)), { defaultValue: undefined });
+      return { id: job.id!, ok };
+    } catch (e) {
+      return { id: job.id!, err: isRemoteErrorPayload(e) ? e : INTERNAL };
+    }
+  }
+}
+
+function isRemoteErrorPayload(e: unknown): e is RemoteErrorPayload {
+  const p = e as RemoteErrorPayload;
+  return typeof p === 'object' && p !== null && typeof p.kind === 'string' && typeof p.code === 'string' && typeof p.message === 'string';
+}

@@ -1,0 +1,6 @@
+export * from './bullmq.client';
+export * from './bullmq.server';
+export * from './bullmq.context';
+export * from './errors';
+export { withJobId, safeJobId } from './job-envelope';
+export type { RemoteErrorPayload } from './job-envelope';
