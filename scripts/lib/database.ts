@@ -1,0 +1,133 @@
+import { Client } from 'pg';
+import Redis from 'ioredis';
+import { canConnect } from './local-servers';
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** The same server, another database. */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${encodeURIComponent(database)}`;
+  return u.toString();
+}
+
+export function databaseName(url: string): string {
+  const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+  if (!name) throw new Error(`no database name in ${redactUrl(url)}`);
+  return name;
+}
+
+/** The maintenance database every server has: where CREATE/DROP DATABASE are issued from. */
+export const maintenanceUrl = (url: string): string => withDatabase(url, 'postgres');
+
+export function withPort(url: string, port: number): string {
+  const u = new URL(url);
+  u.port = String(port);
+  return u.toString();
+}
+
+/** Where a private server answers: it listens on 127.0.0.1 only, and "localhost" may resolve to ::1. */
+export function onLoopbackPort(url: string, port: number): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+export function urlPort(url: string, fallback: number): number {
+  const p = new URL(url).port;
+  return p ? Number(p) : fallback;
+}
+
+export function isLoopbackUrl(url: string): boolean {
+  return ['127.0.0.1', 'localhost', '[::1]', '::1'].includes(new URL(url).hostname);
+}
+
+/** For messages: a password in a URL never reaches a console or a log. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+export type Probe = { ok: true } | { ok: false; portOpen: boolean; error: string };
+
+/**
+ * Reachable means usable: a TCP connect alone would accept any program on the port, so Postgres
+ * must also answer a query (on the maintenance database: ours may not exist yet).
+ */
+export async function probePostgres(url: string): Promise<Probe> {
+  const u = new URL(url);
+  const portOpen = await canConnect(urlPort(url, 5432), u.hostname.replace(/^\[|\]$/g, ''));
+  if (!portOpen) return { ok: false, portOpen, error: 'nothing listens on that port' };
+  const client = new Client({ connectionString: maintenanceUrl(url), connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, portOpen, error: (e as Error).message };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export async function probeRedis(url: string): Promise<Probe> {
+  const u = new URL(url);
+  const portOpen = await canConnect(urlPort(url, 6379), u.hostname.replace(/^\[|\]$/g, ''));
+  if (!portOpen) return { ok: false, portOpen, error: 'nothing listens on that port' };
+  // No retries and no offline queue: one honest answer now, not a client that keeps trying.
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const pong = await redis.ping();
+    return pong === 'PONG' ? { ok: true } : { ok: false, portOpen, error: `PING answered ${pong}` };
+  } catch (e) {
+    return { ok: false, portOpen, error: (e as Error).message };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function withMaintenance<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: maintenanceUrl(url), connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Creates the database named in `url` when it is missing. Returns whether it created it. */
+export async function createDatabaseIfMissing(url: string): Promise<boolean> {
+  const name = databaseName(url);
+  return withMaintenance(url, async (c) => {
+    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount) return false;
+    try {
+      await c.query(`CREATE DATABASE ${quoteIdent(name)}`);
+      return true;
+    } catch (e) {
+      // Someone else created it between our check and our CREATE: that is what we wanted.
+      if ((e as { code?: string }).code === '42P04') return false;
+      throw e;
+    }
+  });
+}
+
+/** FORCE: apps a failed test left running must not keep a test database alive. */
+export async function dropDatabase(url: string): Promise<void> {
+  const name = databaseName(url);
+  await withMaintenance(url, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+}

@@ -1,0 +1,362 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, Socket } from 'node:net';
+import { join } from 'node:path';
+import { run, runOrThrow, waitUntil, which, within } from './processes';
+
+/**
+ * Private Postgres clusters and Redis servers on loopback: the quick start's embedded default when
+ * no server is running, and the fault tests' disposable instances (they stop and restart these,
+ * which they must never do to a shared server).
+ */
+export interface PrivateServer {
+  readonly kind: 'postgres' | 'redis';
+  readonly port: number;
+  /** postgres://postgres@127.0.0.1:<port>/postgres or redis://127.0.0.1:<port> */
+  readonly url: string;
+  readonly dir: string;
+  readonly logFile: string;
+  /** Starts it again on the same port with the same data folder. */
+  start(): Promise<void>;
+  /** Postgres: a pg_ctl shutdown mode; Redis: the signal sent to the server. */
+  stop(how?: string): Promise<void>;
+  /** Stops it and deletes its folder. */
+  destroy(): Promise<void>;
+  isRunning(): boolean;
+  /** The server's process id while it runs (for cleanup records). */
+  pid(): number | undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ports
+
+/** A port the OS says is free now. Another process may take it before we bind it; callers retry. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A TCP connect, nothing more: tells "nothing listens" apart from "something answers wrongly". */
+export function canConnect(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect({ port, host });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** RESP PING over a raw socket so that readiness checks need no client library or retry logic. */
+export function redisPing(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host });
+    let reply = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (d) => {
+      reply += d;
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+    });
+    socket.once('error', () => done(false));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding the server programs
+
+/** The folder with initdb, pg_ctl and postgres, or undefined when PostgreSQL is not installed. */
+export function findPostgresBinDir(): string | undefined {
+  const complete = (dir: string) => ['initdb', 'pg_ctl', 'postgres'].every((b) => existsSync(join(dir, b)));
+  const candidates: string[] = [];
+  try {
+    candidates.push(execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  } catch {
+    // pg_config comes with the client dev package, which a server install may lack
+  }
+  // Debian/Ubuntu keep server binaries off PATH, one folder per major version: prefer the newest.
+  if (existsSync('/usr/lib/postgresql')) {
+    const versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
+    candidates.push(...versions.map((v) => join('/usr/lib/postgresql', v, 'bin')));
+  }
+  const initdb = which('initdb');
+  if (initdb) candidates.push(join(initdb, '..'));
+  return candidates.find(complete);
+}
+
+export function findRedisServer(): string | undefined {
+  return which('redis-server');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running Postgres as its own user
+
+interface PostgresUser {
+  /** Turns a command into one that runs as the postgres user (unchanged when we are not root). */
+  wrap(cmd: string, args: string[]): [string, string[]];
+  /** Gives a folder we created to the user the server runs as. */
+  own(dir: string): void;
+}
+
+/**
+ * initdb and postgres refuse to run as root (a compromised server must not own the machine), so
+ * when we are root they run as the `postgres` system account, in folders that account owns.
+ */
+function postgresUser(): PostgresUser {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
+    return { wrap: (cmd, args) => [cmd, args], own: () => undefined };
+  }
+  let uid: number;
+  let gid: number;
+  try {
+    uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+  } catch {
+    throw new Error('running as root, but there is no "postgres" user to run initdb/postgres as (PostgreSQL refuses to run as root)');
+  }
+  const runuser = which('runuser') ?? ['/usr/sbin/runuser', '/sbin/runuser'].find(existsSync);
+  if (!runuser) throw new Error('running as root, but "runuser" (util-linux) is missing: it is needed to run Postgres as the postgres user');
+  return {
+    wrap: (cmd, args) => [runuser, ['-u', 'postgres', '--', cmd, ...args]],
+    own: (dir) => chownSync(dir, uid, gid),
+  };
+}
+
+/** Can the account the server runs as write here? Fails e.g. under /root (mode 0700). */
+async function postgresCanWrite(user: PostgresUser, dir: string): Promise<boolean> {
+  const [cmd, args] = user.wrap('test', ['-w', dir, '-a', '-x', dir]);
+  return (await run(cmd, args, { cwd: '/' })).code === 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private Postgres
+
+export interface PostgresOptions {
+  /** Folder for the cluster (created); its `data` subfolder holds the cluster itself. */
+  dir: string;
+  /** Port to use; by default a free one. Ignored when the cluster in `dir` is already running. */
+  port?: number;
+  /** Tests trade crash safety for speed; a developer's sandbox data should survive a crash. */
+  durable?: boolean;
+}
+
+/**
+ * Creates (first time) and starts a cluster in `opts.dir`, trusting local connections as user
+ * postgres on 127.0.0.1 only. A cluster left running there by an earlier process is adopted.
+ */
+export async function startPrivatePostgresCluster(opts: PostgresOptions): Promise<PrivateServer> {
+  const bin = findPostgresBinDir();
+  if (!bin) throw new Error('PostgreSQL server binaries (initdb, pg_ctl, postgres) are not installed');
+  const user = postgresUser();
+  const dir = opts.dir;
+  const data = join(dir, 'data');
+  const logFile = join(dir, 'postgres.log');
+  mkdirSync(dir, { recursive: true });
+  user.own(dir);
+  if (!(await postgresCanWrite(user, dir))) {
+    throw new Error(`the postgres user cannot write ${dir} (a parent folder is not accessible to it)`);
+  }
+  const pg = (tool: string, args: string[], timeoutMs = 120_000) => {
+    const [cmd, argv] = user.wrap(join(bin, tool), args);
+    // cwd: the server user may not be allowed into ours, and tools warn when they can't chdir back.
+    return runOrThrow(cmd, argv, { cwd: dir, timeoutMs, env: { ...process.env, LC_ALL: 'C' } });
+  };
+
+  if (!existsSync(join(data, 'PG_VERSION'))) {
+    await pg('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
+    // Our settings live in a file we rewrite at every start, so the port can change between runs.
+    writeFileSync(join(data, 'postgresql.conf'), `${readFileSync(join(data, 'postgresql.conf'), 'utf8')}\ninclude_if_exists = 'gateway-local.conf'\n`);
+  }
+
+  const running = async () => (await run(...user.wrap(join(bin, 'pg_ctl'), ['-D', data, 'status']), { cwd: dir })).code === 0;
+  let port = opts.port ?? (await freePort());
+  if (await running()) {
+    // postmaster.pid line 4 is the port the running server listens on.
+    port = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[3]);
+  } else {
+    writeSettings(data, dir, port, opts.durable ?? false);
+  }
+
+  let up = false;
+  const server: PrivateServer = {
+    kind: 'postgres',
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dir,
+    logFile,
+    isRunning: () => up,
+    pid: () => {
+      try {
+        return Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async start() {
+      if (await running()) {
+        up = true;
+        return;
+      }
+      await pg('pg_ctl', ['-D', data, '-l', logFile, '-w', '-t', '60', 'start']);
+      up = true;
+    },
+    async stop(mode = 'fast') {
+      if (await running()) await pg('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
+      up = false;
+    },
+    async destroy() {
+      try {
+        await server.stop('immediate');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+  await server.start();
+  return server;
+}
+
+/**
+ * For cleanup after a crashed test process: stops whatever cluster runs in `dir` (if any) without
+ * waiting for clients, and deletes the folder.
+ */
+export async function discardPostgresCluster(dir: string): Promise<void> {
+  const bin = findPostgresBinDir();
+  const data = join(dir, 'data');
+  if (bin && existsSync(join(data, 'postmaster.pid'))) {
+    const [cmd, args] = postgresUser().wrap(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    await run(cmd, args, { cwd: '/', timeoutMs: 30_000 });
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function writeSettings(data: string, dir: string, port: number, durable: boolean): void {
+  const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
+  // A Unix socket path is limited to ~107 bytes; with a deep folder, go TCP-only rather than fail.
+  const socketDir = `${dir}/.s.PGSQL.${port}`.length < 100 ? dir : '';
+  const lines = [
+    `listen_addresses = '127.0.0.1'`,
+    `port = ${port}`,
+    `unix_socket_directories = ${quote(socketDir)}`,
+    `max_connections = 200`,
+    ...(durable ? [] : ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off']),
+  ];
+  writeFileSync(join(data, 'gateway-local.conf'), lines.join('\n') + '\n', { mode: 0o644 });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private Redis
+
+export interface RedisOptions {
+  dir: string;
+  port?: number;
+  /** Append-only file on: queued jobs survive a restart (the quick start); off for tests. */
+  persistent?: boolean;
+  /**
+   * Own process group, so a Ctrl-C in the terminal reaches only the quick start, which then stops
+   * the apps before their Redis. Tests keep it in their group so it dies with them.
+   */
+  detached?: boolean;
+}
+
+export async function startPrivateRedisServer(opts: RedisOptions): Promise<PrivateServer> {
+  const bin = findRedisServer();
+  if (!bin) throw new Error('redis-server is not installed');
+  mkdirSync(opts.dir, { recursive: true });
+  const port = opts.port ?? (await freePort());
+  const logFile = join(opts.dir, 'redis.log');
+  const args = [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--save', '',
+    '--appendonly', opts.persistent ? 'yes' : 'no',
+    '--dir', opts.dir,
+    '--logfile', logFile,
+    '--daemonize', 'no',
+  ];
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const server: PrivateServer = {
+    kind: 'redis',
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir: opts.dir,
+    logFile,
+    isRunning: () => child !== undefined,
+    pid: () => child?.pid,
+    async start() {
+      if (child) return;
+      const proc = spawn(bin, args, { stdio: 'ignore', detached: opts.detached ?? false });
+      child = proc;
+      let gone = false;
+      exited = new Promise((resolve) =>
+        proc.once('exit', () => {
+          gone = true;
+          if (child === proc) child = undefined;
+          resolve();
+        }),
+      );
+      if (opts.detached) proc.unref();
+      try {
+        await waitUntil(`redis-server on port ${port}`, async () => {
+          if (gone) throw new Error(`redis-server exited: ${logTail(logFile)}`);
+          return redisPing(port);
+        }, 15_000, 100);
+      } catch (e) {
+        proc.kill('SIGKILL');
+        throw e;
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      const proc = child;
+      if (!proc) return;
+      proc.kill(signal as NodeJS.Signals);
+      const killed = await within(exited.then(() => true), 10_000);
+      if (!killed) {
+        proc.kill('SIGKILL');
+        await exited;
+      }
+    },
+    async destroy() {
+      try {
+        await server.stop('SIGKILL');
+      } finally {
+        rmSync(opts.dir, { recursive: true, force: true });
+      }
+    },
+  };
+  await server.start();
+  return server;
+}
+
+export function logTail(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

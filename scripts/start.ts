@@ -1,0 +1,364 @@
+/**
+ * Quick start (`npm start`): the gateway on a developer's machine, from a fresh clone.
+ *
+ * Postgres and Redis are real dependencies, so first make sure both answer: use running servers,
+ * else Docker Compose, else private servers under DATA_DIR (when PostgreSQL and Redis are
+ * installed). Then the one-time development state (keys, database, sandbox merchant), then the
+ * four apps as child processes until Ctrl-C. Running it again reuses everything it made.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { Client } from 'pg';
+import { appLogTail, isHealthy, launchApp, stopApp, SupervisedApp } from './lib/app-supervisor';
+import {
+  createDatabaseIfMissing,
+  databaseName,
+  DEFAULT_DATABASE_URL,
+  DEFAULT_REDIS_URL,
+  isLoopbackUrl,
+  probePostgres,
+  probeRedis,
+  Probe,
+  redactUrl,
+  onLoopbackPort,
+  urlPort,
+} from './lib/database';
+import { ensureDevKeys, KEY_VARIABLES, KeySet } from './lib/dev-keys';
+import { compose, dockerEngineAvailable } from './lib/docker';
+import { findPostgresBinDir, findRedisServer, freePort, isPortFree, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from './lib/local-servers';
+import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from './lib/processes';
+
+/** Workers first, so the API's first request finds someone to take its jobs. */
+const APPS = [
+  { name: 'tokenizer', portVariable: 'HEALTH_PORT', defaultPort: 3001 },
+  { name: 'settlement', portVariable: 'HEALTH_PORT', defaultPort: 3002 },
+  { name: 'notifier', portVariable: 'HEALTH_PORT', defaultPort: 3003 },
+  { name: 'api', portVariable: 'PORT', defaultPort: 3000 },
+] as const;
+
+const HEALTH_TIMEOUT_MS = 90_000;
+
+interface SandboxMerchant {
+  merchantId: string;
+  merchantKey: string;
+  webhookSecret: string;
+}
+
+/** A failure we can explain in plain words: printed without a stack trace. */
+class StartError extends Error {}
+
+const say = (line = '') => process.stdout.write(line + '\n');
+
+// ---------------------------------------------------------------------------------------------
+// Shutdown: undo what we started, newest first (apps before the servers they use).
+
+const undo: { what: string; run: () => Promise<void> }[] = [];
+const running: SupervisedApp[] = [];
+let shuttingDown = false;
+
+async function shutdown(exitCode: number): Promise<never> {
+  if (!shuttingDown) {
+    shuttingDown = true;
+    for (const step of undo.reverse()) {
+      try {
+        await step.run();
+      } catch (e) {
+        say(`could not ${step.what}: ${(e as Error).message}`);
+      }
+    }
+    say(exitCode === 0 ? 'stopped' : 'stopped after a failure');
+  }
+  process.exit(exitCode);
+}
+
+function installSignalHandlers(): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (shuttingDown) {
+      // A second Ctrl-C: the user does not want to wait for a graceful drain.
+      say(`${signal} again: killing the apps`);
+      for (const app of running) app.proc.kill('SIGKILL');
+      process.exit(130);
+    }
+    say(`\n${signal}: stopping (Ctrl-C again to force)`);
+    void shutdown(0);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // Our children run in their own process groups; if we die of an error, take them with us.
+  process.on('exit', () => running.forEach((app) => app.proc.exitCode === null && app.proc.kill('SIGKILL')));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Postgres and Redis
+
+interface Dependency {
+  kind: 'postgres' | 'redis';
+  variable: 'DATABASE_URL' | 'REDIS_URL';
+  url: string;
+  defaultPort: number;
+  probe: Probe;
+}
+
+async function ensureInfrastructure(root: string, dataDir: string, keys: KeySet): Promise<{ databaseUrl: string; redisUrl: string }> {
+  const deps: Dependency[] = [
+    { kind: 'postgres', variable: 'DATABASE_URL', url: process.env.DATABASE_URL || DEFAULT_DATABASE_URL, defaultPort: 5432, probe: { ok: true } },
+    { kind: 'redis', variable: 'REDIS_URL', url: process.env.REDIS_URL || DEFAULT_REDIS_URL, defaultPort: 6379, probe: { ok: true } },
+  ];
+  for (const dep of deps) {
+    dep.probe = dep.kind === 'postgres' ? await probePostgres(dep.url) : await probeRedis(dep.url);
+    say(`${dep.kind}: ${redactUrl(dep.url)} ${dep.probe.ok ? 'is up' : `is not reachable (${dep.probe.error})`}`);
+  }
+  const down = deps.filter((d) => !d.probe.ok);
+  if (down.length > 0) await provide(root, dataDir, keys, down);
+  return { databaseUrl: deps[0].url, redisUrl: deps[1].url };
+}
+
+/** Starts what is missing, updating each dependency's URL to where it now answers. */
+async function provide(root: string, dataDir: string, keys: KeySet, down: Dependency[]): Promise<void> {
+  const remote = down.find((d) => !isLoopbackUrl(d.url));
+  if (remote) {
+    // We only stand in for servers on this machine; a remote URL is the user's to fix.
+    throw new StartError(`${remote.variable} points at ${redactUrl(remote.url)}, which is not reachable. Start it, or unset ${remote.variable} to use a local server.`);
+  }
+  // Compose publishes the standard ports; it can stand in only where those are what we need and free.
+  const composeFits = down.every((d) => !d.probe.ok && !d.probe.portOpen && urlPort(d.url, d.defaultPort) === d.defaultPort);
+  if (composeFits && (await dockerEngineAvailable())) {
+    await startWithCompose(root, keys, down);
+    return;
+  }
+  const missing = down.filter((d) => (d.kind === 'postgres' ? !findPostgresBinDir() : !findRedisServer()));
+  if (missing.length > 0) throw new StartError(installHelp(missing));
+  for (const dep of down) {
+    dep.url = dep.kind === 'postgres' ? await startPrivatePostgres(dataDir, dep) : await startPrivateRedis(dataDir, dep);
+  }
+}
+
+async function startWithCompose(root: string, keys: KeySet, down: Dependency[]): Promise<void> {
+  const services = down.map((d) => d.kind);
+  say(`starting ${services.join(' and ')} with Docker Compose…`);
+  // The compose file reads the keys for the apps; pass ours so it never needs the user's shell to.
+  const env = { ...keys, ...process.env };
+  await compose(root, ['up', '-d', ...services], env);
+  undo.push({ what: `stop the ${services.join('/')} containers`, run: () => compose(root, ['stop', ...services], env) });
+  for (const dep of down) {
+    const probe = dep.kind === 'postgres' ? probePostgres : probeRedis;
+    await waitUntil(`${dep.kind} in Docker`, async () => (await probe(dep.url)).ok, 120_000, 500);
+  }
+}
+
+/** Our default port when it is free; a spare one when something else (unusable to us) holds it. */
+async function choosePort(dep: Dependency): Promise<number> {
+  const wanted = urlPort(dep.url, dep.defaultPort);
+  return (await isPortFree(wanted)) ? wanted : freePort();
+}
+
+async function startPrivatePostgres(dataDir: string, dep: Dependency): Promise<string> {
+  const port = await choosePort(dep);
+  let server: PrivateServer;
+  try {
+    server = await startPrivatePostgresCluster({ dir: join(dataDir, 'pg'), port, durable: true });
+  } catch (e) {
+    if (!/cannot write/.test((e as Error).message)) throw e;
+    // DATA_DIR under e.g. /root is closed to the postgres user: keep the cluster in a temp folder,
+    // one per DATA_DIR so two checkouts don't share a database.
+    const dir = join(tmpdir(), `gateway-pg-${createHash('sha256').update(dataDir).digest('hex').slice(0, 8)}`);
+    say(`(${(e as Error).message}; keeping the Postgres cluster in ${dir} instead)`);
+    server = await startPrivatePostgresCluster({ dir, port, durable: true });
+  }
+  undo.push({ what: 'stop the private Postgres', run: () => server.stop('fast') });
+  say(`postgres: started a private server on 127.0.0.1:${server.port} (data in ${shortPath(server.dir)})`);
+  return onLoopbackPort(dep.url, server.port);
+}
+
+async function startPrivateRedis(dataDir: string, dep: Dependency): Promise<string> {
+  const server = await startPrivateRedisServer({ dir: join(dataDir, 'redis'), port: await choosePort(dep), persistent: true, detached: true });
+  undo.push({ what: 'stop the private Redis', run: () => server.stop('SIGTERM') });
+  say(`redis: started a private server on 127.0.0.1:${server.port} (data in ${shortPath(server.dir)})`);
+  return onLoopbackPort(dep.url, server.port);
+}
+
+function installHelp(missing: Dependency[]): string {
+  const names = missing.map((d) => (d.kind === 'postgres' ? 'PostgreSQL' : 'Redis')).join(' and ');
+  return [
+    `${names} ${missing.length > 1 ? 'are' : 'is'} not running, no Docker engine answers, and ${names} ${missing.length > 1 ? 'are' : 'is'} not installed, so there is nothing to start.`,
+    'Do one of these, then run "npm start" again:',
+    '  - start Docker (https://docs.docker.com/get-docker/): the quick start then runs docker compose up -d postgres redis',
+    '  - install the servers (the quick start runs private instances of them under DATA_DIR):',
+    '      Debian/Ubuntu: sudo apt-get install postgresql redis-server',
+    '      Fedora:        sudo dnf install postgresql-server redis',
+    '      macOS:         brew install postgresql@16 redis',
+    '  - or set DATABASE_URL / REDIS_URL to servers you already run',
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// One-time development state
+
+function requireBuild(root: string): void {
+  const missing = [...APPS.map((a) => appEntry(root, a.name)), cliEntry(root), migrateEntry(root)].filter((f) => !existsSync(f));
+  if (missing.length) throw new StartError(`the build is missing ${missing.map(shortPath).join(', ')}: run "npm run build" (npm start does)`);
+}
+
+async function prepareDatabase(root: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const url = env.DATABASE_URL!;
+  if (await createDatabaseIfMissing(url)) say(`postgres: created database ${databaseName(url)}`);
+  const r = await runNode(migrateEntry(root), [], { env, timeoutMs: 120_000 });
+  if (r.code !== 0) throw new StartError(`migrations failed:\n${r.stderr.trim() || r.stdout.trim()}`);
+  const ran = parseJson<{ migrations?: string[] }>(r.stdout.trim().split('\n').pop() ?? '')?.migrations ?? [];
+  say(ran.length ? `postgres: applied migrations ${ran.join(', ')}` : 'postgres: schema is up to date');
+}
+
+/** Created once; later runs reuse it, unless the database it lived in was reset. */
+async function ensureSandboxMerchant(root: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<SandboxMerchant> {
+  const file = join(dataDir, 'sandbox-merchant.json');
+  const saved = existsSync(file) ? parseJson<SandboxMerchant>(readFileSync(file, 'utf8')) : undefined;
+  if (saved?.merchantId && (await merchantExists(env.DATABASE_URL!, saved.merchantId))) return saved;
+  if (saved) say('the saved sandbox merchant is not in this database (was it reset?): creating a new one');
+  const r = await runNode(cliEntry(root), ['merchant:create', '--name', 'sandbox'], { env, timeoutMs: 60_000 });
+  if (r.code !== 0) throw new StartError(`creating the sandbox merchant failed:\n${r.stderr.trim()}`);
+  const merchant = lastJsonLine<SandboxMerchant>(r.stdout);
+  writeFileSync(file, JSON.stringify(merchant, null, 2) + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return merchant;
+}
+
+async function merchantExists(databaseUrl: string, merchantId: string): Promise<boolean> {
+  const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    const { rowCount } = await client.query('SELECT 1 FROM merchants WHERE id::text = $1', [merchantId]);
+    return rowCount === 1;
+  } catch {
+    // If the schema moved on and we can't tell, keep the saved merchant rather than pile up new ones.
+    return true;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** What every child gets: our environment, the dev keys where it sets none, and the servers. */
+function appEnvironment(keys: KeySet, dataDir: string, infra: { databaseUrl: string; redisUrl: string }): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of KEY_VARIABLES) if (!env[k]) env[k] = keys[k];
+  return {
+    ...env,
+    DATABASE_URL: infra.databaseUrl,
+    REDIS_URL: infra.redisUrl,
+    DATA_DIR: dataDir,
+    NODE_ENV: 'development',
+    // The sandbox merchant's listener is usually on this machine.
+    NOTIFIER_ALLOW_LOOPBACK: 'true',
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The apps
+
+async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string): Promise<SupervisedApp[]> {
+  const host = env.HOST || '127.0.0.1';
+  // An API bound to every interface is still reached on loopback for the health check.
+  const healthHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  // Every port settled before anything starts, so a busy API port stops us with nothing to undo.
+  const ports = new Map<string, number>();
+  for (const spec of APPS) ports.set(spec.name, await appPort(spec.name, spec.defaultPort, env));
+  for (const spec of APPS) {
+    const app = launchApp({ root, name: spec.name, env, port: ports.get(spec.name)!, portVariable: spec.portVariable, healthHost: spec.name === 'api' ? healthHost : '127.0.0.1', logsDir, onUnexpectedExit });
+    running.push(app);
+    // Undo runs newest first: the API stops before the workers, so no new work arrives while they drain.
+    undo.push({ what: `stop ${spec.name}`, run: () => stopApp(app) });
+  }
+  return running;
+}
+
+/** The API's port is what the user was told to use, so a busy one is an error; a worker's health port may move. */
+async function appPort(name: string, defaultPort: number, env: NodeJS.ProcessEnv): Promise<number> {
+  if (name === 'api') {
+    const port = Number(env.PORT || defaultPort);
+    if (!(await isPortFree(port, env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1'))) {
+      throw new StartError(`port ${port} is in use (is the gateway already running?). Stop what uses it, or set PORT.`);
+    }
+    return port;
+  }
+  if (await isPortFree(defaultPort)) return defaultPort;
+  const port = await freePort();
+  say(`${name}: port ${defaultPort} is in use; its /health and /metrics are on ${port} instead`);
+  return port;
+}
+
+function onUnexpectedExit(app: SupervisedApp, how: string): void {
+  if (shuttingDown) return;
+  say(`\n${app.name} exited unexpectedly (${how}). Last lines of ${shortPath(app.logFile)}:`);
+  say(appLogTail(app));
+  say('stopping the other apps');
+  void shutdown(1);
+}
+
+async function waitForHealth(apps: SupervisedApp[]): Promise<void> {
+  await Promise.all(
+    apps.map(async (app) => {
+      try {
+        await waitUntil(`${app.name} /health`, () => isHealthy(app), HEALTH_TIMEOUT_MS, 300);
+      } catch {
+        throw new StartError(`${app.name} did not become healthy at ${app.healthUrl} within ${HEALTH_TIMEOUT_MS / 1000} s. Last lines of ${shortPath(app.logFile)}:\n${appLogTail(app)}`);
+      }
+      say(`${app.name}: healthy`);
+    }),
+  );
+}
+
+function printWelcome(merchant: SandboxMerchant, dataDir: string, api: SupervisedApp, env: NodeJS.ProcessEnv): void {
+  const base = `http://${env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1'}:${api.port}`;
+  say('');
+  say(`Sandbox merchant (saved in ${shortPath(join(dataDir, 'sandbox-merchant.json'))}):`);
+  say(`  merchantId     ${merchant.merchantId}`);
+  say(`  merchantKey    ${merchant.merchantKey}`);
+  say(`  webhookSecret  ${merchant.webhookSecret}`);
+  say('');
+  say(`API listening on ${base}`);
+  say(`API docs: ${base}/docs`);
+  say(`Logs: ${shortPath(join(dataDir, 'logs'))}/<app>.log. Ctrl-C stops everything.`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function parseJson<T>(text: string): T | undefined {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+function shortPath(p: string): string {
+  const rel = relative(process.cwd(), p);
+  return rel && !rel.startsWith('..') ? rel : p;
+}
+
+async function main(): Promise<void> {
+  installSignalHandlers();
+  const root = repoRoot();
+  // Absolute, because the children resolve it against their own working directory.
+  const dataDir = resolve(process.env.DATA_DIR || '.data');
+  const logsDir = join(dataDir, 'logs');
+  mkdirSync(logsDir, { recursive: true });
+
+  requireBuild(root);
+  const { keys, created } = ensureDevKeys(dataDir);
+  say(created ? `generated development keys in ${shortPath(join(dataDir, 'dev-keys.env'))}` : `using development keys from ${shortPath(join(dataDir, 'dev-keys.env'))}`);
+  const infra = await ensureInfrastructure(root, dataDir, keys);
+  const env = appEnvironment(keys, dataDir, infra);
+  await prepareDatabase(root, env);
+  const merchant = await ensureSandboxMerchant(root, dataDir, env);
+  const apps = await startApps(root, env, logsDir);
+  await waitForHealth(apps);
+  printWelcome(merchant, dataDir, apps.find((a) => a.name === 'api')!, env);
+  // From here on the child processes keep us alive until a signal or a crash.
+}
+
+main().catch(async (e) => {
+  if (shuttingDown) return;
+  say(e instanceof StartError ? `\nnpm start: ${e.message}` : `\nnpm start failed: ${(e as Error).stack ?? e}`);
+  await shutdown(1);
+});

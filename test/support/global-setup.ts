@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDatabaseIfMissing, dropDatabase, redactUrl, withDatabase } from '../../scripts/lib/database';
+import { generateKeys } from '../../scripts/lib/dev-keys';
+import { migrateEntry, repoRoot, runNode } from '../../scripts/lib/processes';
+import { resolveInfra } from './infra';
+import { RUN_STATE, TestRun } from './run-state';
+
+/**
+ * Once per jest run, before the integration suites: a database, Redis key space, keys and log
+ * folder of this run's own, exported through process.env (the jest workers inherit it). A run
+ * never sees another run's data, and the canary scan finds only what these tests wrote.
+ */
+export default async function globalSetup(): Promise<void> {
+  const root = repoRoot();
+  if (!existsSync(migrateEntry(root))) {
+    throw new Error(`${migrateEntry(root)} does not exist: run "npm run build" first ("npm test" does)`);
+  }
+  const runId = `${Date.now()}_${process.pid}`;
+  const infra = await resolveInfra();
+  const databaseUrl = withDatabase(infra.databaseUrl, `gw_test_${runId}`);
+  const logsRoot = join(root, 'test', '.logs');
+  const scratch = join(tmpdir(), `gateway-test-${runId}`);
+  const run: TestRun = { infra, databaseUrl, scratch, queuePrefix: `gwt${randomBytes(4).toString('hex')}` };
+  (globalThis as Record<symbol, unknown>)[RUN_STATE] = run;
+
+  const env: Record<string, string> = {
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: infra.redisUrl,
+    QUEUE_PREFIX: run.queuePrefix,
+    // Fresh keys per run: nothing may depend on a developer's .data folder.
+    ...generateKeys(),
+    DATA_DIR: join(scratch, 'data'),
+    TEST_RUN_ID: runId,
+    TEST_LOG_DIR: join(logsRoot, runId),
+    TEST_LEFTOVERS_DIR: join(scratch, 'leftovers'),
+  };
+  for (const dir of [env.DATA_DIR, env.TEST_LOG_DIR]) mkdirSync(dir, { recursive: true });
+  pruneOldRuns(logsRoot, 10);
+  Object.assign(process.env, env);
+
+  try {
+    await createDatabaseIfMissing(databaseUrl);
+    const r = await runNode(migrateEntry(root), [], { cwd: root, env: process.env, timeoutMs: 120_000 });
+    if (r.code !== 0) throw new Error(`migrations failed (exit ${r.code}):\n${r.stderr.trim() || r.stdout.trim()}`);
+  } catch (e) {
+    await dropDatabase(databaseUrl).catch(() => undefined);
+    await infra.stop();
+    throw e;
+  }
+  process.stdout.write(
+    `\nintegration run ${runId}: postgres ${infra.source.postgres} (${redactUrl(databaseUrl)}), ` +
+      `redis ${infra.source.redis} (${redactUrl(infra.redisUrl)}, prefix ${run.queuePrefix}), logs ${env.TEST_LOG_DIR}\n`,
+  );
+}
+
+/** Log folders are kept for looking into failures, but not forever. */
+function pruneOldRuns(logsRoot: string, keep: number): void {
+  const runs = readdirSync(logsRoot).filter((d) => /^\d+_\d+$/.test(d)).sort();
+  for (const old of runs.slice(0, Math.max(0, runs.length - keep))) rmSync(join(logsRoot, old), { recursive: true, force: true });
+}

@@ -1,0 +1,47 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { dropDatabase, redactUrl } from '../../scripts/lib/database';
+import { cleanLeftovers } from './leftovers';
+import { RUN_STATE, TestRun } from './run-state';
+
+/**
+ * Undoes the global setup: apps and private servers a failed suite left running, the run's
+ * database (kept when KEEP_TEST_DB is set, to look into a failure), its Redis keys, containers.
+ */
+export default async function globalTeardown(): Promise<void> {
+  const run = (globalThis as Record<symbol, unknown>)[RUN_STATE] as TestRun | undefined;
+  if (!run) return; // the setup failed before there was anything to undo
+  const notes: string[] = [];
+
+  for (const line of await cleanLeftovers(join(run.scratch, 'leftovers'))) notes.push(line);
+
+  if (process.env.KEEP_TEST_DB) {
+    notes.push(`kept the test database ${redactUrl(run.databaseUrl)} (KEEP_TEST_DB)`);
+    if (run.infra.source.postgres === 'container') notes.push('(it lives in a container that stops now: set DATABASE_URL to keep it)');
+  } else {
+    await dropDatabase(run.databaseUrl).catch((e) => notes.push(`could not drop the test database: ${(e as Error).message}`));
+  }
+
+  await deleteKeys(run.infra.redisUrl, run.queuePrefix).catch((e) => notes.push(`could not delete the run's Redis keys: ${(e as Error).message}`));
+  await run.infra.stop();
+  rmSync(run.scratch, { recursive: true, force: true });
+  if (notes.length) process.stdout.write(`\nintegration teardown:\n  ${notes.join('\n  ')}\n`);
+}
+
+/** SCAN, not KEYS: the Redis may be shared, and KEYS blocks it for everyone. */
+async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

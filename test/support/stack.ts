@@ -1,0 +1,363 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  freePort,
+  logTail,
+  PrivateServer,
+  startPrivatePostgresCluster,
+  startPrivateRedisServer,
+} from '../../scripts/lib/local-servers';
+import { appEntry, cliEntry, lastJsonLine, repoRoot, runNode, sleep, within } from '../../scripts/lib/processes';
+import { remember } from './leftovers';
+
+/**
+ * Boots the real, built apps as child processes for end-to-end tests, each on a free port and
+ * logging to its own file in the run's log folder (the canary scan reads every file there).
+ */
+
+export type AppName = 'api' | 'tokenizer' | 'settlement' | 'notifier';
+export const APP_NAMES: readonly AppName[] = ['tokenizer', 'settlement', 'notifier', 'api'];
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface StartAppOptions {
+  /** A fixed port, e.g. to restart an app where its clients expect it. Default: a free one. */
+  port?: number;
+  /** How long /health may take to answer 200. Default 30 s. */
+  readyTimeoutMs?: number;
+  /** false: return as soon as the process is spawned (for tests of a failing boot). */
+  waitForReady?: boolean;
+  /** Log file name prefix. Default: the app name. */
+  label?: string;
+}
+
+export interface AppHandle {
+  name: AppName;
+  proc: ChildProcess;
+  pid: number;
+  /** PORT for the api, HEALTH_PORT for a worker: where /health and /metrics answer. */
+  port: number;
+  healthPort: number;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  logFile: string;
+  /** Resolves when the process has ended. */
+  exited: Promise<ExitInfo>;
+  isRunning(): boolean;
+  /** Everything it has logged so far. */
+  log(): string;
+  /** Waits until its log matches; resolves with the whole log. */
+  waitForLog(pattern: string | RegExp, timeoutMs?: number): Promise<string>;
+  /** Sends `signal` (SIGTERM: graceful drain), waits, SIGKILLs after `timeoutMs`; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
+  /** SIGKILL: a crash, as far as the app can tell. */
+  kill(): Promise<number | null>;
+}
+
+const root = repoRoot();
+
+/** The run's log folder (set by the global setup); a fallback keeps a lone test file runnable. */
+export function logDir(): string {
+  const dir = process.env.TEST_LOG_DIR ?? join(root, 'test', '.logs', 'adhoc');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export async function startApp(name: AppName, env: Record<string, string> = {}, opts: StartAppOptions = {}): Promise<AppHandle> {
+  const entry = appEntry(root, name);
+  if (!existsSync(entry)) throw new Error(`${entry} does not exist: run "npm run build" first`);
+  const port = opts.port ?? (await freePort());
+  // Unique without a counter: jest gives each test file fresh module state, and a repeated name
+  // would mix two suites' logs in one file.
+  const logFile = join(logDir(), `${opts.label ?? name}-${port}-${randomBytes(3).toString('hex')}.log`);
+  // The child writes straight into the file: nothing is lost if the test process is busy or dies.
+  const fd = openSync(logFile, 'a');
+  let proc: ChildProcess;
+  try {
+    proc = spawn(process.execPath, [entry], {
+      cwd: root,
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        // Test listeners run on loopback; a suite about the SSRF guard passes 'false'.
+        ...(name === 'notifier' ? { NOTIFIER_ALLOW_LOOPBACK: 'true' } : {}),
+        ...env,
+        [name === 'api' ? 'PORT' : 'HEALTH_PORT']: String(port),
+      },
+      stdio: ['ignore', fd, fd],
+    });
+  } finally {
+    closeSync(fd);
+  }
+  const forget = remember({ kind: 'process', pid: proc.pid!, label: `${name} app`, marker: entry });
+  let running = true;
+  const exited = new Promise<ExitInfo>((resolve) =>
+    proc.once('exit', (code, signal) => {
+      running = false;
+      forget();
+      resolve({ code, signal });
+    }),
+  );
+
+  const handle: AppHandle = {
+    name,
+    proc,
+    pid: proc.pid!,
+    port,
+    healthPort: port,
+    url: `http://127.0.0.1:${port}`,
+    logFile,
+    exited,
+    isRunning: () => running,
+    log: () => readFileSync(logFile, 'utf8'),
+    waitForLog: (pattern, timeoutMs = 10_000) =>
+      eventually(() => {
+        const text = handle.log();
+        if (typeof pattern === 'string' ? !text.includes(pattern) : !pattern.test(text)) {
+          throw new Error(`${name} log does not match ${pattern}; last lines:\n${logTail(logFile)}`);
+        }
+        return text;
+      }, { timeoutMs }),
+    async stop(signal = 'SIGTERM', timeoutMs = 20_000) {
+      if (running) proc.kill(signal);
+      const ended = await within(exited, timeoutMs);
+      if (ended) return ended.code;
+      proc.kill('SIGKILL');
+      return (await exited).code;
+    },
+    kill: () => handle.stop('SIGKILL'),
+  };
+
+  if (opts.waitForReady !== false) {
+    try {
+      await waitForHealth(handle, opts.readyTimeoutMs ?? 30_000);
+    } catch (e) {
+      await handle.kill();
+      throw e;
+    }
+  }
+  return handle;
+}
+
+async function waitForHealth(app: AppHandle, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    if (!app.isRunning()) {
+      const { code, signal } = await app.exited;
+      throw new Error(`${app.name} exited (${signal ?? `code ${code}`}) before it was ready. ${app.logFile}:\n${logTail(app.logFile, 30)}`);
+    }
+    try {
+      const res = await fetch(`${app.url}/health`, { signal: AbortSignal.timeout(2_000) });
+      if (res.status === 200) return;
+      last = `HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await sleep(200);
+  }
+  throw new Error(`${app.name} /health was not 200 within ${timeoutMs} ms (last: ${last}). ${app.logFile}:\n${logTail(app.logFile, 30)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface StackOptions {
+  /** Extra environment for one app (wins over the stack-wide env). */
+  envFor?: Partial<Record<AppName, Record<string, string>>>;
+  readyTimeoutMs?: number;
+}
+
+export interface Stack {
+  baseUrl: string;
+  api: AppHandle;
+  tokenizer: AppHandle;
+  settlement: AppHandle;
+  notifier: AppHandle;
+  apps: Record<AppName, AppHandle>;
+  /** Everything the app logged in this stack, across restarts. */
+  logOf(name: AppName): string;
+  /** Stops one app (SIGTERM, or SIGKILL for a crash) and starts it again on the same port. */
+  restart(name: AppName, signal?: NodeJS.Signals, env?: Record<string, string>): Promise<AppHandle>;
+  /** The API first, so no new work arrives while the workers drain. */
+  stop(): Promise<void>;
+}
+
+/** All four apps, booted in parallel; `env` goes to every one of them. */
+export async function startStack(env: Record<string, string> = {}, opts: StackOptions = {}): Promise<Stack> {
+  const envOf = (name: AppName, extra: Record<string, string> = {}) => ({ ...env, ...opts.envFor?.[name], ...extra });
+  const started = await Promise.allSettled(APP_NAMES.map((name) => startApp(name, envOf(name), { readyTimeoutMs: opts.readyTimeoutMs })));
+  const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed.length) {
+    await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    throw failed[0].reason;
+  }
+  const apps = Object.fromEntries(started.map((r) => [(r as PromiseFulfilledResult<AppHandle>).value.name, (r as PromiseFulfilledResult<AppHandle>).value])) as Record<AppName, AppHandle>;
+  const logFiles: Record<AppName, string[]> = { api: [], tokenizer: [], settlement: [], notifier: [] };
+  for (const name of APP_NAMES) logFiles[name].push(apps[name].logFile);
+
+  const stack: Stack = {
+    baseUrl: apps.api.url,
+    apps,
+    get api() { return apps.api; },
+    get tokenizer() { return apps.tokenizer; },
+    get settlement() { return apps.settlement; },
+    get notifier() { return apps.notifier; },
+    logOf: (name) => logFiles[name].map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : '')).join(''),
+    async restart(name, signal = 'SIGTERM', env = {}) {
+      await apps[name].stop(signal);
+      apps[name] = await startApp(name, envOf(name, env), { port: apps[name].port, readyTimeoutMs: opts.readyTimeoutMs });
+      logFiles[name].push(apps[name].logFile);
+      return apps[name];
+    },
+    async stop() {
+      await apps.api.stop();
+      await Promise.all(APP_NAMES.filter((n) => n !== 'api').map((n) => apps[n].stop()));
+    },
+  };
+  return stack;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface MerchantCredentials {
+  merchantId: string;
+  merchantKey: string;
+  webhookSecret: string;
+}
+
+export interface CliRun<T> {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The JSON document the CLI printed on stdout, when it printed one. */
+  json: T | undefined;
+}
+
+/** Runs the operator CLI (`node dist/apps/cli/src/main.js …`) and reports however it ended. */
+export async function runCliRaw<T = Record<string, unknown>>(args: string[], env: Record<string, string> = {}): Promise<CliRun<T>> {
+  const r = await runNode(cliEntry(root), args, { cwd: root, env: { ...process.env, ...env }, timeoutMs: 60_000 });
+  let json: T | undefined;
+  try {
+    json = lastJsonLine<T>(r.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr, json };
+}
+
+/**
+ * Runs the CLI and resolves with the JSON it printed; a failure rejects with the CLI's own error
+ * message (it prints `{"error": …}` on stderr), so tests can match on it.
+ */
+export async function runCli<T = Record<string, unknown>>(args: string[], env: Record<string, string> = {}): Promise<T> {
+  const r = await runCliRaw<T>(args, env);
+  if (r.code !== 0 || r.json === undefined) {
+    const lastErr = r.stderr.trim().split('\n').pop() ?? '';
+    let message = lastErr;
+    try {
+      message = (JSON.parse(lastErr) as { error?: string }).error ?? lastErr;
+    } catch {
+      // not JSON: a crash trace, shown as is
+    }
+    throw new Error(`cli ${args.join(' ')} failed (exit ${r.code}): ${message || r.stdout.trim()}`);
+  }
+  return r.json;
+}
+
+/** A merchant of its own for a suite: `merchant:create --name <name>`. */
+export function createMerchant(name: string, env: Record<string, string> = {}): Promise<MerchantCredentials> {
+  return runCli<MerchantCredentials>(['merchant:create', '--name', name], env);
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string>;
+  /** The parsed body; undefined when it is not JSON. `any` so tests can dig into error bodies. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+  text: string;
+}
+
+/** POSTs JSON (a string body is sent as is, to test broken JSON). */
+export async function post(baseUrl: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
+  const res = await fetch(baseUrl + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: Object.fromEntries(res.headers.entries()), json, text };
+}
+
+/**
+ * Retries `check` until it stops throwing: for effects that happen after the response (a
+ * webhook, a payable, a log line). Throws the last failure when time is up.
+ */
+export async function eventually<T>(check: () => T | Promise<T>, opts: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+    }
+    await sleep(opts.intervalMs ?? 100);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private servers for fault tests: stopping the shared ones would break every other suite.
+
+export type { PrivateServer };
+
+/** A redis-server on a spare port, no persistence, in its own temp folder. */
+export async function startPrivateRedis(): Promise<PrivateServer> {
+  const server = await startPrivateRedisServer({ dir: mkdtempSync(join(tmpdir(), 'gwredis-')), persistent: false, detached: false });
+  // redis-server retitles its process "redis-server 127.0.0.1:<port>": that is what we can recognise.
+  return tracked(server, (pid) => ({ kind: 'process', pid, label: `private redis ${server.port}`, marker: `redis-server 127.0.0.1:${server.port}`, dir: server.dir }));
+}
+
+/** A Postgres cluster of its own (initdb into a temp folder) on a spare port; user postgres, trust. */
+export async function startPrivatePostgres(): Promise<PrivateServer> {
+  // A short path: the Unix socket lives in this folder and socket paths are limited to ~107 bytes.
+  const server = await startPrivatePostgresCluster({ dir: mkdtempSync(join(tmpdir(), 'gwpg-')), durable: false });
+  const forget = remember({ kind: 'postgres', dir: server.dir, label: `private postgres ${server.port}` });
+  const destroy = server.destroy.bind(server);
+  return Object.assign(server, {
+    destroy: async () => {
+      await destroy();
+      forget();
+    },
+  });
+}
+
+/** Keeps the cleanup record pointing at the current process across stop/start. */
+function tracked(server: PrivateServer, record: (pid: number) => Parameters<typeof remember>[0]): PrivateServer {
+  let forget = remember(record(server.pid()!));
+  const { start, destroy } = { start: server.start.bind(server), destroy: server.destroy.bind(server) };
+  return Object.assign(server, {
+    start: async () => {
+      await start();
+      forget();
+      forget = remember(record(server.pid()!));
+    },
+    destroy: async () => {
+      await destroy();
+      forget();
+    },
+  });
+}
+
+export { freePort };
