@@ -7,14 +7,15 @@ import { currentCorrelationId } from './correlation';
 const CARD_FIELDS = ['cardNumber', 'cardSecurityCode', 'cardExpirationDate', 'cardHolder', 'pan', 'securityCode', 'sealedCard', 'merchantKey'];
 
 /**
- * Every path that can hold card data or a credential, at the depths our payloads use. Bodies are
- * never logged on purpose; these paths are the second line of defence for anything that ends up
- * in a log call by mistake (a job payload, an error's context).
+ * Every path that can hold card data or a credential, at the depths our payloads use (a job's
+ * `p`, a request's `tokencard`, a sale's `payment`). Bodies are never logged on purpose; these
+ * paths are the second line of defence for anything that ends up in a log call by mistake.
+ * Deeper intermediate wildcards were measured to cost more CPU than the rest of a log line.
  */
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
-  ...CARD_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`, `*.*.*.${f}`, `*.*.*.*.${f}`]),
+  ...CARD_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]),
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
