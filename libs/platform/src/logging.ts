@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
+import pino from 'pino';
 import type { DynamicModule } from '@nestjs/common';
 import { currentCorrelationId } from './correlation';
 
@@ -28,21 +29,26 @@ export function requestIdOf(req: IncomingMessage): string {
 
 export function loggingModule(app: string, level: string): DynamicModule {
   return LoggerModule.forRoot({
-    pinoHttp: {
-      level,
-      name: app,
-      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-      genReqId: (req) => requestIdOf(req),
-      // Ties worker log lines to the request that caused them.
-      mixin: () => {
-        const correlationId = currentCorrelationId();
-        return correlationId ? { correlationId } : {};
+    pinoHttp: [
+      {
+        level,
+        name: app,
+        redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+        genReqId: (req) => requestIdOf(req),
+        // Ties worker log lines to the request that caused them.
+        mixin: () => {
+          const correlationId = currentCorrelationId();
+          return correlationId ? { correlationId } : {};
+        },
+        autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
+        serializers: {
+          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
       },
-      autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    },
+      // Synchronous writes: the last lines before an exit (a drain, a boot failure) are the ones
+      // an operator needs, and an async buffer loses them on process.exit.
+      pino.destination({ dest: 1, sync: true }),
+    ],
   });
 }
