@@ -2,3 +2,4 @@ export * from './patterns';
 export * from './error-codes';
 export * from './tokens';
 export * from './errors';
+export * from './transactions';

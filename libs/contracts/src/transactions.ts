@@ -1,0 +1,69 @@
+import type { Billing, ClearCard } from './tokens';
+
+/** WIRE.md 4.3. */
+export const TransactionStatus = {
+  Waiting: 0,
+  Authorized: 3,
+  Unauthorized: 4,
+  Cancelled: 6,
+  Approved: 8,
+  PartialCancelled: 12,
+} as const;
+export type TransactionStatus = (typeof TransactionStatus)[keyof typeof TransactionStatus];
+
+export const StatusMessages: Record<TransactionStatus, string> = {
+  0: 'WAITING FOR PAYMENT',
+  3: 'AUTHORIZED',
+  4: 'UNAUTHORIZED',
+  6: 'CANCELLED',
+  8: 'APPROVED',
+  12: 'PARTIAL CANCELLED',
+};
+
+/** WIRE.md 4.1 `operationId`. */
+export const OperationIds = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6 } as const;
+export type OperationName = keyof typeof OperationIds;
+
+/** WIRE.md 4.1 `method`. */
+export const PaymentMethods = { CreditOneShot: 1, CreditMerchantInstalments: 2, CreditIssuerInstalments: 3, Debit: 4 } as const;
+export type PaymentMethod = (typeof PaymentMethods)[keyof typeof PaymentMethods];
+
+/** One split entry as the merchant sent it, structurally checked (money rules: SPLIT.md, later issue). */
+export interface SplitEntryInput {
+  recipient: string;
+  liable: boolean;
+  chargeProcessingFee: boolean;
+  chargeRecipientProcessingFee: boolean;
+  isGrossAmount: boolean;
+  /** Exactly one of percentage (decimal text, at most 2 decimals, 1..100) or amount (cents ≥ 1). */
+  percentage?: string;
+  amount?: number;
+}
+
+/** A validated sale/authorize request (WIRE.md 4.1), amounts in integer cents. */
+export interface SaleInput {
+  order: { reference: string; totalAmount: number };
+  payment: {
+    acquirer: number;
+    method: PaymentMethod;
+    amount: number;
+    currency: string; // ISO 4217 numeric, e.g. "986"
+    country: string; // three letters
+    numberOfPayments: number;
+    groupNumber?: string;
+    flag?: string;
+    softDescriptor?: string;
+    departureTax?: number;
+    saveCreditCard: boolean;
+    generateToken: boolean;
+    split?: SplitEntryInput[];
+    /** Exactly one of `card` (inline card fields) or `tokenCard` (a token of the same merchant). */
+    card?: ClearCard;
+    tokenCard?: string;
+    /** With a token, the security code may still be sent (it is never stored). */
+    cardSecurityCode?: string;
+  };
+  billing?: Billing;
+  urlReturn?: string;
+  fraud: boolean;
+}
