@@ -1,0 +1,52 @@
+import autocannon from 'autocannon';
+
+export interface LoadShape {
+  /** Closed loop (as fast as the server answers) when undefined; otherwise a fixed arrival rate. */
+  rate?: number;
+  connections: number;
+  durationS: number;
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+/**
+ * One autocannon run. `body` builds each request's JSON, so every request can carry a distinct
+ * card. With a fixed rate, latencies are corrected for coordinated omission (autocannon's default).
+ */
+export function runLoad(url: string, shape: LoadShape, body: () => string): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url,
+        connections: shape.connections,
+        duration: shape.durationS,
+        overallRate: shape.rate,
+        requests: [
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            setupRequest: (req) => ({ ...req, body: body() }),
+          },
+        ],
+      },
+      (err, r) => {
+        if (err) return reject(err);
+        resolve({
+          rps: r.requests.average,
+          p50: r.latency.p50,
+          p99: r.latency.p99,
+          requests: r.requests.total,
+          non2xx: r.non2xx,
+          errors: r.errors + r.timeouts,
+        });
+      },
+    );
+  });
+}

@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, withDatabase } from '../../scripts/lib/database';
+import { generateKeys } from '../../scripts/lib/dev-keys';
+import { freePort } from '../../scripts/lib/local-servers';
+import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from '../../scripts/lib/processes';
+
+export interface BenchStack {
+  baseUrl: string;
+  merchant: { merchantId: string; merchantKey: string };
+  env: NodeJS.ProcessEnv;
+  apps: BenchApp[];
+  teardown(): Promise<void>;
+}
+
+export interface BenchApp {
+  name: string;
+  port: number;
+  proc: ChildProcess;
+  exited: Promise<void>;
+}
+
+const APPS = [
+  { name: 'tokenizer', portVariable: 'HEALTH_PORT' as const },
+  { name: 'settlement', portVariable: 'HEALTH_PORT' as const },
+  { name: 'notifier', portVariable: 'HEALTH_PORT' as const },
+  { name: 'api', portVariable: 'PORT' as const },
+];
+
+/**
+ * The whole gateway as deployed (all four apps, default logging), on a database and Redis key
+ * prefix of the bench's own, so a run measures a clean vault and leaves nothing behind.
+ */
+export async function startBenchStack(): Promise<BenchStack> {
+  const root = repoRoot();
+  const runId = Date.now().toString(36);
+  const databaseUrl = withDatabase(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL, `gw_bench_${runId}`);
+  const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+  const queuePrefix = `gwb${randomBytes(3).toString('hex')}`;
+  const logsDir = join(root, 'bench', '.logs', runId);
+  mkdirSync(logsDir, { recursive: true });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: queuePrefix,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    DATA_DIR: join(logsDir, 'data'),
+    ...generateKeys(),
+  };
+  await createDatabaseIfMissing(databaseUrl);
+  const migrated = await runNode(migrateEntry(root), [], { cwd: root, env, timeoutMs: 60_000 });
+  if (migrated.code !== 0) throw new Error(`migrations failed: ${migrated.stderr}`);
+
+  const apps: BenchApp[] = [];
+  let failed: string | undefined;
+  for (const a of APPS) {
+    const port = await freePort();
+    // The apps write their logs straight into files: piping them through this process, which is
+    // busy generating load, would back up the pipes and stall the apps' log writes.
+    const fd = openSync(join(logsDir, `${a.name}.log`), 'a');
+    const proc = spawn(process.execPath, [appEntry(root, a.name)], { env: { ...env, [a.portVariable]: String(port) }, stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+    const app: BenchApp = { name: a.name, port, proc, exited: once(proc, 'exit').then(() => undefined) };
+    void app.exited.then(() => (failed ??= `${a.name} exited`));
+    apps.push(app);
+  }
+  const teardown = async () => {
+    for (const app of [...apps].reverse()) {
+      app.proc.kill('SIGTERM');
+      await app.exited;
+    }
+    await dropDatabase(databaseUrl).catch(() => undefined);
+    await deleteKeys(redisUrl, queuePrefix);
+  };
+  try {
+    await waitUntil('the apps to be healthy', async () => {
+      if (failed) throw new Error(failed);
+      const health = await Promise.all(apps.map((a) => fetch(`http://127.0.0.1:${a.port}/health`).then((r) => r.ok, () => false)));
+      return health.every(Boolean);
+    }, 60_000);
+    const created = await runNode(cliEntry(root), ['merchant:create', '--name', 'bench'], { cwd: root, env, timeoutMs: 30_000 });
+    const merchant = lastJsonLine<{ merchantId: string; merchantKey: string }>(created.stdout);
+    const api = apps.find((a) => a.name === 'api')!;
+    return { baseUrl: `http://127.0.0.1:${api.port}`, merchant, env, apps, teardown };
+  } catch (e) {
+    await teardown();
+    throw e;
+  }
+}
+
+async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
