@@ -22,6 +22,12 @@ describe('configuration at boot', () => {
     for (const name of ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS']) expect(stderr).toContain(`${name} is required in production`);
   });
 
+  it('only development falls back to the quick start key file', () => {
+    const { status, stderr } = boot('tokenizer', { NODE_ENV: 'test' });
+    expect(status).toBe(1);
+    expect(stderr).toContain('VAULT_KEKS is required in test');
+  });
+
   it('a development api without keys says how to get them', () => {
     const { status, stderr } = boot('api', { NODE_ENV: 'development' });
     expect(status).toBe(1);
@@ -30,11 +36,12 @@ describe('configuration at boot', () => {
 
   it('names malformed variables without echoing key material', () => {
     const secretish = 'k1:c2VjcmV0LWJ1dC10b28tc2hvcnQ=';
-    const { status, stderr } = boot('api', { PORT: 'eighty', REDIS_URL: 'http://x', TRANSIT_KEYS: secretish, NODE_ENV: 'production' });
+    const { status, stderr } = boot('api', { PORT: 'eighty', REDIS_URL: 'http://x', TRANSIT_KEYS: secretish, WORKER_CONCURRENCY: 'token.add=lots', NODE_ENV: 'production' });
     expect(status).toBe(1);
     expect(stderr).toContain('PORT must be a whole number');
     expect(stderr).toContain('REDIS_URL must be a redis: or rediss: URL');
     expect(stderr).toContain('TRANSIT_KEYS');
+    expect(stderr).toContain('WORKER_CONCURRENCY entries must look like token.add=32 (got "token.add=lots")');
     expect(stderr).not.toContain('c2VjcmV0LWJ1dC10b28tc2hvcnQ');
   });
 });

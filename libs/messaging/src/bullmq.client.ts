@@ -16,6 +16,9 @@ export interface BullMqClientOptions {
   replyTimeoutMs?: number;
   /** Job options for durable events (`emit`): retries with backoff until a consumer succeeds. */
   eventJobOptions?: JobsOptions;
+  /** Retention of finished event jobs (dashboard, dedup window) and of failed jobs. */
+  keepCompletedJobsS?: number;
+  keepFailedJobsS?: number;
 }
 
 interface Pending {
@@ -33,6 +36,7 @@ export class BullMqClient extends ClientProxy {
   private readonly prefix: string;
   private readonly replyTimeoutMs: number;
   private readonly replyChannel: string;
+  private readonly keepFailedS: number;
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Map<string, Pending>();
   private commands?: Redis;
@@ -44,6 +48,7 @@ export class BullMqClient extends ClientProxy {
     this.prefix = options.prefix ?? 'gw';
     this.replyTimeoutMs = options.replyTimeoutMs ?? 10_000;
     this.replyChannel = `${this.prefix}-reply-${randomUUID()}`;
+    this.keepFailedS = options.keepFailedJobsS ?? 7 * 24 * 3600;
   }
 
   /** Called by Nest before every send/emit: after the first call it is one resolved promise. */
@@ -91,7 +96,7 @@ export class BullMqClient extends ClientProxy {
     const envelope: JobEnvelope = { p: packet.data, r: this.replyChannel, c: currentCorrelationId() };
     // Request jobs may hold sealed card data: gone from Redis as soon as they complete.
     this.queue(pattern)
-      .add(pattern, envelope, { jobId, removeOnComplete: true, removeOnFail: { age: 3600 } })
+      .add(pattern, envelope, { jobId, removeOnComplete: true, removeOnFail: { age: Math.min(3600, this.keepFailedS) } })
       .catch((e) => {
         if (!this.pending.delete(jobId)) return;
         clearTimeout(timer);
@@ -110,8 +115,8 @@ export class BullMqClient extends ClientProxy {
     const opts: JobsOptions = {
       attempts: 10,
       backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { age: 24 * 3600, count: 10_000 },
-      removeOnFail: { age: 7 * 24 * 3600 },
+      removeOnComplete: { age: this.options.keepCompletedJobsS ?? 24 * 3600, count: 10_000 },
+      removeOnFail: { age: this.keepFailedS },
       ...this.options.eventJobOptions,
       jobId: jobIdOf(packet.data),
     };

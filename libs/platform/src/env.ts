@@ -95,6 +95,11 @@ export interface BaseConfig {
   databaseUrl: string;
   redisUrl: string;
   queuePrefix: string;
+  /** Jobs in flight per pattern in a worker process, e.g. WORKER_CONCURRENCY=token.add=32,token.retrieve=64. */
+  workerConcurrency: Record<string, number>;
+  /** How long finished jobs stay in Redis (for the dashboard and dedup) before BullMQ drops them. */
+  keepCompletedJobsS: number;
+  keepFailedJobsS: number;
   dataDir: string;
   logLevel: string;
 }
@@ -105,25 +110,38 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     databaseUrl: r.url('DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     redisUrl: r.url('REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
     queuePrefix: r.str('QUEUE_PREFIX', 'gw'),
+    workerConcurrency: r.parse('WORKER_CONCURRENCY', () => parseConcurrency(r.optional('WORKER_CONCURRENCY') ?? '')) ?? {},
+    keepCompletedJobsS: r.int('KEEP_COMPLETED_JOBS_S', 24 * 3600, 0, 30 * 24 * 3600),
+    keepFailedJobsS: r.int('KEEP_FAILED_JOBS_S', 7 * 24 * 3600, 0, 90 * 24 * 3600),
     dataDir: r.str('DATA_DIR', '.data'),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
   };
 }
 
+function parseConcurrency(spec: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const entry of spec.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const m = /^([a-z0-9._-]+)=(\d{1,4})$/i.exec(entry);
+    if (!m || Number(m[2]) < 1) throw new Error(`WORKER_CONCURRENCY entries must look like token.add=32 (got "${entry}")`);
+    out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
 /**
- * Key material variable: from the environment, or in development from the quick start's
- * `${DATA_DIR}/dev-keys.env`. Outside development a missing key is a boot failure: a production
- * app must never invent keys it would then lose.
+ * Key material variable: from the environment, or in development only from the quick start's
+ * `${DATA_DIR}/dev-keys.env`. Outside development a missing key is a boot failure: an app must
+ * never run on keys nobody configured (and never invent keys it would then lose).
  */
 export function readKeyVariable(r: EnvReader, base: BaseConfig, name: string): string {
   const fromEnv = r.optional(name);
   if (fromEnv) return fromEnv;
-  if (base.nodeEnv !== 'production') {
+  if (base.nodeEnv === 'development') {
     const dev = readDevKeys(base.dataDir)[name];
     if (dev) return dev;
     r.problem(`${name} is required (in development, run "npm start" once to generate ${join(base.dataDir, 'dev-keys.env')})`);
   } else {
-    r.problem(`${name} is required in production`);
+    r.problem(`${name} is required in ${base.nodeEnv}`);
   }
   return '';
 }

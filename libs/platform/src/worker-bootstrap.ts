@@ -28,7 +28,7 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
     connection: opts.base.redisUrl,
     prefix: opts.base.queuePrefix,
     requiredPatterns: [...opts.requiredPatterns],
-    concurrency: opts.concurrency,
+    concurrency: { ...opts.concurrency, ...opts.base.workerConcurrency },
     defaultConcurrency: opts.defaultConcurrency,
   });
   app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });

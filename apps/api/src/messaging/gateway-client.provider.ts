@@ -8,5 +8,11 @@ export const gatewayClientProvider: Provider = {
   provide: GATEWAY_CLIENT,
   inject: [ApiConfig],
   useFactory: (config: ApiConfig) =>
-    new BullMqClient({ connection: config.base.redisUrl, prefix: config.base.queuePrefix, replyTimeoutMs: config.replyTimeoutMs }),
+    new BullMqClient({
+      connection: config.base.redisUrl,
+      prefix: config.base.queuePrefix,
+      replyTimeoutMs: config.replyTimeoutMs,
+      keepCompletedJobsS: config.base.keepCompletedJobsS,
+      keepFailedJobsS: config.base.keepFailedJobsS,
+    }),
 };
