@@ -17,6 +17,11 @@ export class HttpExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
+    if (isHealthReport(exception)) {
+      // /health's own 503 body names the dependency that is down: operators read it as it is.
+      reply.status(503).send(exception.getResponse());
+      return;
+    }
     const wire = this.toWire(exception);
     reply.status(wire.httpStatus).send(wire.body);
   }
@@ -49,9 +54,17 @@ function fromFrameworkError(status: number): WireError {
       return wireError(413, ErrorCodes.PayloadTooLarge, 'The request body is larger than 64 KiB.');
     case 415:
       return wireError(415, ErrorCodes.UnsupportedMediaType, 'Content-Type must be application/json.');
+    case 503:
+      return unavailable();
     default:
       return status >= 500 ? internal() : wireError(status, ErrorCodes.InvalidField, STATUS_CODES[status] ?? 'Request rejected.');
   }
+}
+
+function isHealthReport(e: unknown): e is HttpException {
+  if (!(e instanceof HttpException) || e.getStatus() !== 503) return false;
+  const body = e.getResponse() as { status?: string; details?: unknown };
+  return body?.status === 'error' && typeof body.details === 'object';
 }
 
 function isConnectionError(e: unknown): boolean {

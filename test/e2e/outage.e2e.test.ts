@@ -1,0 +1,70 @@
+import { runNode, migrateEntry, repoRoot } from '../../scripts/lib/processes';
+import { createMerchant, eventually, post, PrivateServer, Stack, startPrivatePostgres, startPrivateRedis, startStack } from '../support/stack';
+import { CANARY_CARDS } from '../fixtures/cards';
+
+jest.setTimeout(180_000);
+
+/**
+ * A dependency that goes away answers 503 (fast, with the wire error body), and the gateway
+ * recovers by itself when it returns: no restart of any app. Each outage uses a private
+ * Postgres or Redis on a spare port, so the shared servers (and other suites) are untouched.
+ */
+describe('dependency outages', () => {
+  let redis: PrivateServer;
+  let pg: PrivateServer;
+  let stack: Stack;
+  let merchant: { merchantId: string; merchantKey: string };
+  let env: Record<string, string>;
+  const add = () =>
+    post(stack.baseUrl, '/v1/token/add', {
+      'transaction-request': {
+        version: '1.0.0',
+        verification: merchant,
+        tokencard: { cardNumber: CANARY_CARDS.visa, cardHolder: 'OUTAGE', cardExpirationDate: '203012' },
+      },
+    });
+
+  beforeAll(async () => {
+    [redis, pg] = await Promise.all([startPrivateRedis(), startPrivatePostgres()]);
+    env = { DATABASE_URL: pg.url, REDIS_URL: redis.url, MERCHANT_CACHE_MS: '0', REPLY_TIMEOUT_MS: '3000' };
+    const root = repoRoot();
+    const migrated = await runNode(migrateEntry(root), [], { cwd: root, env: { ...process.env, ...env }, timeoutMs: 60_000 });
+    expect(migrated.code).toBe(0);
+    merchant = await createMerchant('outage shop', env);
+    stack = await startStack(env);
+    expect((await add()).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await Promise.all([redis?.destroy(), pg?.destroy()]);
+  });
+
+  it('answers 503 while Redis is down and serves again once it is back', async () => {
+    await redis.stop();
+    const started = Date.now();
+    const down = await add();
+    expect(down.status).toBe(503);
+    expect(down.json.result.error).toMatchObject({ code: '503' });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect((await fetch(`${stack.baseUrl}/health`)).status).toBe(503);
+
+    await redis.start();
+    // The client, its reply subscription and the tokenizer's workers all reconnect by themselves.
+    await eventually(async () => expect((await add()).status).toBe(200), { timeoutMs: 60_000, intervalMs: 500 });
+    expect((await fetch(`${stack.baseUrl}/health`)).status).toBe(200);
+  });
+
+  it('answers 503 while Postgres is down and serves again once it is back', async () => {
+    await pg.stop('immediate');
+    const down = await add();
+    expect(down.status).toBe(503);
+    expect(down.json.result.error.code).toBe('503');
+    expect(JSON.stringify(down.json)).not.toContain(CANARY_CARDS.visa);
+    expect((await fetch(`${stack.baseUrl}/health`)).status).toBe(503);
+
+    await pg.start();
+    await eventually(async () => expect((await add()).status).toBe(200), { timeoutMs: 60_000, intervalMs: 500 });
+    expect(stack.api.isRunning() && stack.tokenizer.isRunning()).toBe(true);
+  });
+});
