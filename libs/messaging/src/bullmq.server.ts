@@ -3,6 +3,7 @@ import { ConnectionOptions, Job, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import { runWithCorrelationId } from '@app/platform/correlation';
+import { jobsProcessed } from '@app/platform/metrics';
 import { BullMqContext } from './bullmq.context';
 import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
 import { redisOptionsFromUrl } from './redis-options';
@@ -78,9 +79,17 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       this.logger.debug?.(`job ${pattern} ${job.id} attempt ${job.attemptsMade + 1}`);
       if (handler.isEventHandler) {
         // An event handler's failure fails the job, so BullMQ retries it with backoff.
-        return lastValueFrom(this.transformToObservable(await handler(job.data.p, context)), { defaultValue: undefined });
+        try {
+          const done = await lastValueFrom(this.transformToObservable(await handler(job.data.p, context)), { defaultValue: undefined });
+          jobsProcessed.inc({ pattern, outcome: 'ok' });
+          return done;
+        } catch (e) {
+          jobsProcessed.inc({ pattern, outcome: 'retry' });
+          throw e;
+        }
       }
       const reply = await this.answer(handler, job, context);
+      jobsProcessed.inc({ pattern, outcome: reply.err ? 'error_reply' : 'ok' });
       if (job.data.r) await this.publisher!.publish(job.data.r, JSON.stringify(reply));
       // The job's return value stays out of Redis: the reply channel carried it.
       return undefined;

@@ -15,7 +15,3 @@ export function currentCorrelationId(): string | undefined {
 export function runWithCorrelationId<T>(id: string | undefined, fn: () => T): T {
   return storage.run(id ?? randomUUID(), fn);
 }
-
-export function enterCorrelationId(id: string): void {
-  storage.enterWith(id);
-}
