@@ -8,6 +8,10 @@ import { gatewayClientProvider } from './messaging/gateway-client.provider';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
 import { CorrelationInterceptor } from './correlation.interceptor';
+import { TransactionsRepository } from '@app/persistence';
+import { IdempotencyService } from './idempotency/idempotency.service';
+import { ReceiverController } from './receiver/receiver.controller';
+import { ReceiverService } from './receiver/receiver.service';
 
 @Module({})
 export class AppModule {
@@ -15,11 +19,14 @@ export class AppModule {
     return {
       module: AppModule,
       imports: appImports('api', config.base, config.dbPoolSize),
-      controllers: [TokensController],
+      controllers: [TokensController, ReceiverController],
       providers: [
         { provide: ApiConfig, useValue: config },
         MerchantAuthService,
         TokensService,
+        ReceiverService,
+        IdempotencyService,
+        TransactionsRepository,
         gatewayClientProvider,
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         { provide: APP_INTERCEPTOR, useClass: CorrelationInterceptor },

@@ -5,6 +5,9 @@
 export const Patterns = {
   TokenAdd: 'token.add',
   TokenRetrieve: 'token.retrieve',
+  CardAuthorize: 'card.authorize',
+  CardCapture: 'card.capture',
+  CardCancel: 'card.cancel',
 } as const;
 export type Pattern = (typeof Patterns)[keyof typeof Patterns];
 
@@ -18,7 +21,7 @@ export type EventName = (typeof Events)[keyof typeof Events];
 
 /** Which patterns each worker must handle; a worker refuses to boot when one has no handler. */
 export const WorkerPatterns = {
-  tokenizer: [Patterns.TokenAdd, Patterns.TokenRetrieve],
+  tokenizer: [Patterns.TokenAdd, Patterns.TokenRetrieve, Patterns.CardAuthorize, Patterns.CardCapture, Patterns.CardCancel],
   settlement: [] as string[],
   notifier: [] as string[],
 } as const;

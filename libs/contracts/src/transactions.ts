@@ -67,3 +67,45 @@ export interface SaleInput {
   urlReturn?: string;
   fraud: boolean;
 }
+
+/** What the gateway knows of a transaction; the API renders it as the TransactionResponse. */
+export interface TransactionView {
+  id: string; // upper-case GUID
+  operation: OperationName;
+  status: TransactionStatus;
+  statusVersion: number;
+  errorCode: string;
+  reference: string;
+  currency: string;
+  amount: number;
+  capturedAmount: number;
+  cancelledAmount: number;
+  acquirer: number;
+  instalments: number;
+  createdAt: string; // ISO 8601
+  processor: { tid?: string; nsu?: string; authorizationCode?: string; returnCode?: string; returnMessage?: string };
+  tokenCard?: string;
+}
+
+/** card.authorize: the API has inserted the transaction (status 0); the tokenizer decides it. */
+export interface AuthorizeRequest {
+  transactionId: string;
+  merchantId: string;
+  /** JWE of ClearCard (inline card), or a token of the same merchant. */
+  sealedCard?: string;
+  tokenCard?: string;
+  /** A security code sent with a token travels sealed too. */
+  sealedSecurityCode?: string;
+  flag?: string;
+  capture: boolean;
+  saveCard: boolean;
+  billing?: Billing;
+}
+
+export interface CaptureRequest {
+  transactionId: string;
+  merchantId: string;
+  amount?: number;
+}
+
+export type CancelRequest = CaptureRequest;

@@ -1,3 +1,5 @@
 export * from './options';
 export * from './entities/merchant.entity';
 export * from './entities/token-card.entity';
+export * from './transactions/transactions.repository';
+export * from './outbox/outbox.relay';

@@ -2,9 +2,10 @@ import type { DataSourceOptions } from 'typeorm';
 import { MerchantEntity } from './entities/merchant.entity';
 import { TokenCardEntity } from './entities/token-card.entity';
 import { Init1763800000000 } from './migrations/1763800000000-init';
+import { Transactions1763900000000 } from './migrations/1763900000000-transactions';
 
 export const ENTITIES = [MerchantEntity, TokenCardEntity];
-export const MIGRATIONS = [Init1763800000000];
+export const MIGRATIONS = [Init1763800000000, Transactions1763900000000];
 
 /** One definition for apps, the CLI and the migration runner; synchronize is never on. */
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

@@ -6,3 +6,4 @@ export * from './metrics';
 export * from './worker-bootstrap';
 export * from './app-imports';
 export * from './shutdown';
+export * from './queue-client';

@@ -8,6 +8,8 @@ export class ApiConfig {
   transitKeys: Keyring;
   /** How long a request waits for a worker's reply before answering 503. */
   replyTimeoutMs: number;
+  /** How long a sale waits for its outcome before answering 202 with status 0. */
+  saleSyncWaitMs: number;
   /** Merchant credential lookups are cached this long; a rotated key stops working within it. */
   merchantCacheMs: number;
   dbPoolSize: number;
@@ -24,6 +26,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     transitKeys: (transitSpec && r.parse('TRANSIT_KEYS', () => parseKeyring(transitSpec, 'TRANSIT_KEYS'))) as Keyring,
     replyTimeoutMs: r.int('REPLY_TIMEOUT_MS', 10_000, 1, 120_000),
     merchantCacheMs: r.int('MERCHANT_CACHE_MS', 5_000, 0, 600_000),
+    saleSyncWaitMs: r.int('SALE_SYNC_WAIT_MS', 10_000, 0, 120_000),
     dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),
   };
   r.done('api');

@@ -16,6 +16,9 @@ export class TokenizerConfig {
   keys: VaultKeys;
   concurrency: number;
   dbPoolSize: number;
+  /** Sandbox acquirer: how long a card ending in 9 takes to be approved (WIRE.md 7). */
+  sandboxSlowApprovalMs: number;
+  outboxIntervalMs: number;
 }
 
 export function readVaultKeys(r: EnvReader, base: BaseConfig): VaultKeys {
@@ -36,6 +39,8 @@ export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): Token
     // Per-pattern concurrency of this worker; the pool must be able to serve it.
     concurrency: r.int('TOKENIZER_CONCURRENCY', 32, 1, 1000),
     dbPoolSize: r.int('DB_POOL_SIZE', 16, 1, 200),
+    sandboxSlowApprovalMs: r.int('SANDBOX_SLOW_APPROVAL_MS', 2000, 0, 60_000),
+    outboxIntervalMs: r.int('OUTBOX_INTERVAL_MS', 200, 10, 60_000),
   };
   r.done('tokenizer');
   return cfg;

@@ -29,6 +29,15 @@ export interface TokenCardRow {
   created_at: Date;
 }
 
+export interface SealedTokenCardRow {
+  token: string;
+  holder: string;
+  brand: string;
+  kek_id: string;
+  wrapped_key: Buffer;
+  ciphertext: Buffer;
+}
+
 const VIEW_COLUMNS = 'token, masked, brand, holder, exp_year, exp_month, billing, created_at';
 
 /** The vault table, always scoped by merchant. Plain SQL: this is the tokenizer's hot path. */
@@ -60,6 +69,14 @@ export class TokenCardsRepository {
     const rows: TokenCardRow[] = await this.db.query(
       `SELECT ${VIEW_COLUMNS} FROM vault.token_cards WHERE merchant_id = $1 AND fingerprint = $2 AND exp_year = $3 AND exp_month = $4`,
       [merchantId, fingerprint, expYear, expMonth],
+    );
+    return rows[0];
+  }
+
+  async findSealedByMerchantAndToken(merchantId: string, token: string): Promise<SealedTokenCardRow | undefined> {
+    const rows: SealedTokenCardRow[] = await this.db.query(
+      'SELECT token, holder, brand, kek_id, wrapped_key, ciphertext FROM vault.token_cards WHERE token = $1 AND merchant_id = $2',
+      [token, merchantId],
     );
     return rows[0];
   }

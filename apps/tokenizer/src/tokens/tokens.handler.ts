@@ -19,7 +19,7 @@ export class TokensHandler {
   }
 }
 
-async function asReply<T>(fn: () => Promise<T>): Promise<T> {
+export async function asReply<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {

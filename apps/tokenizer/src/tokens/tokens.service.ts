@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { ClearCard, DomainError, ErrorCodes, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
-import { maskPan, validateCard } from '@app/card';
-import { cardFingerprint, encryptRecord, openJson } from '@app/vault';
+import { Billing, ClearCard, DomainError, ErrorCodes, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
+import { maskPan, validateCard, ValidCard } from '@app/card';
+import { cardFingerprint, decryptRecord, encryptRecord, openJson } from '@app/vault';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokenCardRow, TokenCardsRepository } from './token-cards.repository';
 
@@ -17,31 +17,49 @@ export class TokensService {
   ) {}
 
   async add(req: TokenAddRequest): Promise<TokenView> {
-    const card = await this.open(req.sealedCard);
-    // Checked again here: the tokenizer trusts no caller, not even the API.
-    const checked = validateCard({ ...card, flag: req.flag });
+    const card = await this.openValidated(req.sealedCard, req.flag);
+    return toView(await this.store(req.merchantId, card, req.billing ?? null));
+  }
+
+  /** Opens a sealed card and validates it again: the tokenizer trusts no caller, not even the API. */
+  async openValidated(sealedCard: string, flag?: string): Promise<ValidCard> {
+    const card = await this.open(sealedCard);
+    const checked = validateCard({ ...card, flag });
     if (!checked.ok) throw DomainError.fromPayload(checked.error);
-    const { pan, holder, expYear, expMonth, brand } = checked.card;
+    return checked.card;
+  }
+
+  /** Vaults a card for a merchant (or finds the token it already has for the same card and expiry). */
+  async store(merchantId: string, card: ValidCard, billing: Billing | null): Promise<TokenCardRow> {
+    const { pan, holder, expYear, expMonth, brand } = card;
     const { keys } = this.config;
     // Random, not derived from the card: a token reveals nothing even to someone holding keys.
     const token = randomBytes(32).toString('hex');
     // The security code is deliberately not part of what is stored.
-    const sealed = encryptRecord(keys.kek, Buffer.from(JSON.stringify({ pan, expYear, expMonth })), { merchantId: req.merchantId, token });
-    const row = await this.repo.insertOrFindDuplicate({
+    const sealed = encryptRecord(keys.kek, Buffer.from(JSON.stringify({ pan, expYear, expMonth })), { merchantId, token });
+    return this.repo.insertOrFindDuplicate({
       token,
-      merchantId: req.merchantId,
-      fingerprint: cardFingerprint(keys.fingerprint, req.merchantId, pan),
+      merchantId,
+      fingerprint: cardFingerprint(keys.fingerprint, merchantId, pan),
       expYear,
       expMonth,
       masked: maskPan(pan),
       brand,
       holder,
-      billing: req.billing ?? null,
+      billing,
       kekId: sealed.kekId,
       wrappedKey: sealed.wrappedKey,
       ciphertext: sealed.ciphertext,
     });
-    return toView(row);
+  }
+
+  /** The clear card behind a merchant's token, for an authorization; another merchant's token is missing. */
+  async loadCard(merchantId: string, token: string): Promise<ValidCard> {
+    const row = await this.repo.findSealedByMerchantAndToken(merchantId, token);
+    if (!row) throw new DomainError('not_found', ErrorCodes.TokenNotFound, 'Token not found.', 'payment.tokenCard');
+    const clear = decryptRecord(this.config.keys.kek, { kekId: row.kek_id, wrappedKey: row.wrapped_key, ciphertext: row.ciphertext }, { merchantId, token: row.token });
+    const { pan, expYear, expMonth } = JSON.parse(clear.toString('utf8')) as { pan: string; expYear: number; expMonth: number };
+    return { pan, expYear, expMonth, holder: row.holder, brand: row.brand as ValidCard['brand'] };
   }
 
   async retrieve(req: TokenRetrieveRequest): Promise<TokenView> {

@@ -1,0 +1,47 @@
+const verification = { merchantId: '6f1c2a9e-0b7d-4c2e-9a51-3f0d8e7b1c22', merchantKey: 'mk_…' };
+const envelope = (op: Record<string, unknown>) => ({ 'transaction-request': { version: '1.0.0', verification, ...op } });
+
+const payment = {
+  acquirer: 26,
+  method: 1,
+  amount: 150000,
+  currency: '986',
+  country: 'BRA',
+  numberOfPayments: 1,
+  flag: 'visa',
+  cardHolder: 'MARIA SILVA',
+  cardNumber: '4111111111111111',
+  cardSecurityCode: '123',
+  cardExpirationDate: '203012',
+  generateToken: 'true',
+  softDescriptor: 'SHOP',
+};
+
+export const ReceiverExamples = {
+  sale: { summary: 'sale with an inline card', value: envelope({ sale: { order: { reference: 'A-1001', totalAmount: 150000 }, payment, urlReturn: 'https://merchant.example/listener', fraud: 'false' } }) },
+  saleWithToken: {
+    summary: 'sale with a token (numbers as JSON numbers)',
+    value: envelope({ sale: { order: { reference: 'A-1002', totalAmount: 9990 }, payment: { acquirer: 26, method: 1, amount: 9990, currency: 986, country: 'BRA', numberOfPayments: 1, tokenCard: '3b1f…64 hex' }, fraud: true } }),
+  },
+  authorize: { summary: 'authorize only (capture later)', value: envelope({ authorize: { order: { reference: 'A-1003', totalAmount: 150000 }, payment } }) },
+  capture: { summary: 'capture, partial when amount is given', value: envelope({ capture: { transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: 100000 } }) },
+  cancel: { summary: 'cancel, partial when amount is given', value: envelope({ cancel: { transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: 50000 } }) },
+  report: { summary: 'report by transaction id', value: envelope({ report: { transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' } }) },
+  reportByReference: { summary: "report by reference (the merchant's latest)", value: envelope({ report: { reference: 'A-1001' } }) },
+};
+
+export const TransactionResponseSchema = {
+  type: 'object',
+  example: {
+    transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A',
+    operationId: '3',
+    status: '8',
+    message: 'APPROVED',
+    errorCode: '',
+    statusVersion: '2',
+    order: { reference: 'A-1001', currency: '986', totalAmount: '150000', dateTime: '2026-11-22T15:12:14.794Z' },
+    processor: { acquirer: '26', tid: '…', nsu: '…', authorizationCode: '…', returnCode: '00', returnMessage: 'Approved', numberOfPayments: '1', amount: '150000', capturedAmount: '150000', cancelledAmount: '0' },
+    tokenCard: '',
+    split: [],
+  },
+};

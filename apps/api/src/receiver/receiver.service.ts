@@ -1,0 +1,105 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { randomUUID } from 'node:crypto';
+import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
+import { AuthorizeRequest, CancelRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, TransactionView } from '@app/contracts';
+import { detectBrand, maskPan } from '@app/card';
+import { toTransactionView, TransactionsRepository } from '@app/persistence';
+import { RemoteError, TransportUnavailableError, withJobId } from '@app/messaging';
+import { sealJson } from '@app/vault';
+import { ApiConfig } from '../config/api.config';
+import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
+
+export interface Outcome {
+  httpStatus: 200 | 202;
+  view: TransactionView;
+}
+
+/**
+ * The card-sale use cases. A sale is recorded (status 0) before anything is sent, then decided by
+ * the tokenizer; the API waits for the outcome up to SALE_SYNC_WAIT_MS and otherwise answers 202
+ * with status 0 (the outcome is still recorded, and reported through report and urlReturn).
+ */
+@Injectable()
+export class ReceiverService {
+  constructor(
+    @Inject(GATEWAY_CLIENT) private readonly client: ClientProxy,
+    private readonly transactions: TransactionsRepository,
+    private readonly config: ApiConfig,
+  ) {}
+
+  async sale(merchantId: string, input: SaleInput, operation: 'sale' | 'authorize', respondAsync: boolean): Promise<Outcome> {
+    const id = randomUUID();
+    const card = input.payment.card;
+    const pending = await this.transactions.insertPending({
+      id,
+      merchantId,
+      reference: input.order.reference,
+      operation,
+      acquirer: input.payment.acquirer,
+      method: input.payment.method,
+      instalments: input.payment.numberOfPayments,
+      currency: input.payment.currency,
+      amount: input.payment.amount,
+      // With a token the card is known only to the vault; the tokenizer fills these in.
+      maskedCard: card ? maskPan(card.cardNumber) : '',
+      brand: card ? (detectBrand(card.cardNumber) ?? '') : '',
+      tokenCard: input.payment.tokenCard,
+      details: {
+        softDescriptor: input.payment.softDescriptor,
+        groupNumber: input.payment.groupNumber,
+        departureTax: input.payment.departureTax,
+        billing: input.billing,
+        fraud: input.fraud,
+        split: input.payment.split,
+      },
+      urlReturn: input.urlReturn,
+    });
+    const request: AuthorizeRequest = {
+      transactionId: id,
+      merchantId,
+      sealedCard: card ? await sealJson(this.config.transitKeys, card) : undefined,
+      tokenCard: input.payment.tokenCard,
+      sealedSecurityCode: !card && input.payment.cardSecurityCode ? await sealJson(this.config.transitKeys, input.payment.cardSecurityCode) : undefined,
+      flag: input.payment.flag,
+      capture: operation === 'sale',
+      saveCard: input.payment.saveCreditCard || input.payment.generateToken,
+      billing: input.billing,
+    };
+    // The job id is the transaction id: whatever retries, one authorization job per sale.
+    const reply$ = this.client.send<TransactionView>(Patterns.CardAuthorize, withJobId(request, id));
+    if (respondAsync) {
+      reply$.subscribe({ error: () => undefined });
+      return { httpStatus: 202, view: toTransactionView(pending) };
+    }
+    try {
+      return { httpStatus: 200, view: await lastValueFrom(reply$.pipe(timeout({ first: this.config.saleSyncWaitMs }))) };
+    } catch (e) {
+      if (e instanceof TimeoutError) return { httpStatus: 202, view: toTransactionView(pending) };
+      // Nothing was charged: a sale that could not be queued, or that the vault refused (unknown
+      // token), must not stay behind as a pending transaction.
+      if (e instanceof TransportUnavailableError || (e instanceof RemoteError && e.payload.kind !== 'unavailable')) {
+        await this.transactions.deletePending(merchantId, id);
+      }
+      throw e;
+    }
+  }
+
+  capture(merchantId: string, req: Omit<CaptureRequest, 'merchantId'>): Promise<TransactionView> {
+    return lastValueFrom(this.client.send<TransactionView, CaptureRequest>(Patterns.CardCapture, { ...req, merchantId }));
+  }
+
+  cancel(merchantId: string, req: Omit<CancelRequest, 'merchantId'>): Promise<TransactionView> {
+    return lastValueFrom(this.client.send<TransactionView, CancelRequest>(Patterns.CardCancel, { ...req, merchantId }));
+  }
+
+  async report(merchantId: string, by: { transactionId: string } | { reference: string }): Promise<TransactionView> {
+    const row =
+      'transactionId' in by
+        ? await this.transactions.findByMerchantAndId(merchantId, by.transactionId.toLowerCase())
+        : await this.transactions.findLatestByMerchantAndReference(merchantId, by.reference);
+    if (!row) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, 'Transaction not found.', 'transactionId' in by ? 'transactionId' : 'reference');
+    return toTransactionView(row);
+  }
+
+}

@@ -1,0 +1,47 @@
+/**
+ * The one interface an acquirer plugs in through; the sandbox is its first implementation.
+ *
+ * Every call carries an `operationKey` derived from the gateway's transaction (and its status
+ * version): a connector must treat a repeated key as the same operation and answer it again
+ * without acting twice. That is what makes a redelivered job after a crash safe: never a second
+ * charge. An `outcome: 'timeout'` means the acquirer's answer is unknown; the caller must
+ * `reverse` before declining, so a card is never left charged with an unknown outcome.
+ */
+export interface AuthorizeCommand {
+  operationKey: string;
+  acquirer: number;
+  pan: string;
+  expYear: number;
+  expMonth: number;
+  holder: string;
+  securityCode?: string;
+  amount: number; // cents
+  currency: string;
+  instalments: number;
+  capture: boolean; // sale = true, authorize only = false
+  softDescriptor?: string;
+}
+
+export interface FollowUpCommand {
+  operationKey: string;
+  tid: string;
+  amount?: number;
+}
+
+export interface AcquirerResult {
+  outcome: 'approved' | 'declined' | 'timeout';
+  returnCode: string;
+  returnMessage: string;
+  authorizationCode?: string;
+  tid: string;
+  nsu: string;
+}
+
+export interface AcquirerConnector {
+  authorize(cmd: AuthorizeCommand): Promise<AcquirerResult>;
+  capture(cmd: FollowUpCommand): Promise<AcquirerResult>;
+  cancel(cmd: FollowUpCommand): Promise<AcquirerResult>;
+  reverse(cmd: FollowUpCommand): Promise<AcquirerResult>;
+}
+
+export const ACQUIRER_CONNECTOR = Symbol('ACQUIRER_CONNECTOR');

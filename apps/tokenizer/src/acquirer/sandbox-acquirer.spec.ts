@@ -1,0 +1,87 @@
+import fc from 'fast-check';
+import { withLastDigit, TEST_CARDS } from '@app/card';
+import { AcquirerResult } from './acquirer.connector';
+import { SandboxAcquirer } from './sandbox-acquirer';
+import { SandboxCall, SandboxCallLog } from './sandbox-call-log';
+
+/** The call log's contract in memory (the Postgres one is exercised by the end-to-end suites). */
+class MemoryCallLog implements SandboxCallLog {
+  readonly calls: SandboxCall[] = [];
+  async recordOnce(call: SandboxCall): Promise<AcquirerResult> {
+    const known = this.calls.find((c) => c.operationKey === call.operationKey);
+    if (known) return known.result;
+    this.calls.push(call);
+    return call.result;
+  }
+  async find(key: string) {
+    return this.calls.find((c) => c.operationKey === key);
+  }
+  async findApprovedAuthorization(tid: string) {
+    return this.calls.find((c) => c.kind === 'authorize' && c.tid === tid && c.result.outcome === 'approved');
+  }
+}
+
+const command = (pan: string, operationKey = `tx-${pan.slice(-1)}`) => ({
+  operationKey, acquirer: 26, pan, expYear: 2030, expMonth: 12, holder: 'X', amount: 1000, currency: '986', instalments: 1, capture: true,
+});
+
+describe('sandbox acquirer', () => {
+  let log: MemoryCallLog;
+  let sandbox: SandboxAcquirer;
+  beforeEach(() => {
+    log = new MemoryCallLog();
+    sandbox = new SandboxAcquirer(log, { slowApprovalMs: 20 });
+  });
+
+  it.each([
+    [0, 'approved', '00'], [1, 'approved', '00'], [4, 'approved', '00'], [6, 'approved', '00'],
+    [2, 'declined', '05'], [3, 'declined', '54'], [5, 'declined', '78'], [7, 'declined', '14'],
+    [8, 'timeout', '91'], [9, 'approved', '00'],
+  ])('a card ending in %i is %s with return code %s', async (digit, outcome, returnCode) => {
+    const r = await sandbox.authorize(command(withLastDigit(TEST_CARDS.visa, digit)));
+    expect(r).toMatchObject({ outcome, returnCode });
+    expect(r.tid).toMatch(/^[0-9a-f]{20}$/);
+  });
+
+  it('approves a card ending in 9 only after the configured delay', async () => {
+    const started = Date.now();
+    await sandbox.authorize(command(withLastDigit(TEST_CARDS.visa, 9)));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+  });
+
+  it('answers a repeated operation key from its record: one charge', async () => {
+    const pan = withLastDigit(TEST_CARDS.visa, 1);
+    const first = await sandbox.authorize(command(pan, 'tx-1-authorize'));
+    const again = await sandbox.authorize(command(pan, 'tx-1-authorize'));
+    expect(again).toEqual(first);
+    expect(log.calls.filter((c) => c.kind === 'authorize')).toHaveLength(1);
+  });
+
+  it('records the reversal of a timed-out authorization', async () => {
+    const r = await sandbox.authorize(command(withLastDigit(TEST_CARDS.visa, 8)));
+    await sandbox.reverse({ operationKey: 'tx-8-reversal', tid: r.tid });
+    expect(log.calls.map((c) => c.kind)).toEqual(['authorize', 'reverse']);
+  });
+
+  it('captures and cancels only what it approved', async () => {
+    const ok = await sandbox.authorize(command(withLastDigit(TEST_CARDS.visa, 1)));
+    expect((await sandbox.capture({ operationKey: 'c1', tid: ok.tid, amount: 500 })).outcome).toBe('approved');
+    expect((await sandbox.cancel({ operationKey: 'x1', tid: ok.tid, amount: 500 })).outcome).toBe('approved');
+    expect((await sandbox.capture({ operationKey: 'c2', tid: 'unknown', amount: 500 })).outcome).toBe('declined');
+  });
+
+  it('never records more of a card number than its first 6 and last 4 digits', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 9 }).filter((d) => d !== 9), fc.stringMatching(/^\d{9}$/), async (digit, middle) => {
+        const pan = withLastDigit(`411111${middle}0`, digit);
+        const key = `k-${++n}`;
+        await sandbox.authorize(command(pan, key));
+        expect(JSON.stringify(log.calls)).not.toContain(pan);
+        const recorded = log.calls.find((c) => c.operationKey === key)!;
+        expect(recorded.maskedPan).toBe(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,69 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { maskPan } from '@app/card';
+import { AcquirerConnector, AcquirerResult, AuthorizeCommand, FollowUpCommand } from './acquirer.connector';
+import { SandboxCallLog } from './sandbox-call-log';
+
+const BY_LAST_DIGIT: Record<string, { outcome: AcquirerResult['outcome']; returnCode: string; returnMessage: string; slow?: true }> = {
+  '0': { outcome: 'approved', returnCode: '00', returnMessage: 'Approved' },
+  '1': { outcome: 'approved', returnCode: '00', returnMessage: 'Approved' },
+  '4': { outcome: 'approved', returnCode: '00', returnMessage: 'Approved' },
+  '6': { outcome: 'approved', returnCode: '00', returnMessage: 'Approved' },
+  '2': { outcome: 'declined', returnCode: '05', returnMessage: 'Not authorized' },
+  '3': { outcome: 'declined', returnCode: '54', returnMessage: 'Expired card' },
+  '5': { outcome: 'declined', returnCode: '78', returnMessage: 'Blocked card' },
+  '7': { outcome: 'declined', returnCode: '14', returnMessage: 'Cancelled card' },
+  '8': { outcome: 'timeout', returnCode: '91', returnMessage: 'Acquirer timeout' },
+  '9': { outcome: 'approved', returnCode: '00', returnMessage: 'Approved', slow: true },
+};
+
+/**
+ * The built-in test acquirer (WIRE.md 7): the outcome follows the card number's last digit.
+ * Every call is recorded (masked card only) and keyed by its operation key, so a repeated
+ * operation is answered from the record instead of charging again.
+ */
+export class SandboxAcquirer implements AcquirerConnector {
+  constructor(
+    private readonly log: SandboxCallLog,
+    private readonly opts: { slowApprovalMs: number },
+  ) {}
+
+  async authorize(cmd: AuthorizeCommand): Promise<AcquirerResult> {
+    const known = await this.log.find(cmd.operationKey);
+    if (known) return known.result;
+    const rule = BY_LAST_DIGIT[cmd.pan.slice(-1)];
+    if (rule.slow) await new Promise((r) => setTimeout(r, this.opts.slowApprovalMs));
+    const result: AcquirerResult = {
+      outcome: rule.outcome,
+      returnCode: rule.returnCode,
+      returnMessage: rule.returnMessage,
+      authorizationCode: rule.outcome === 'approved' ? String(randomInt(0, 1_000_000)).padStart(6, '0') : undefined,
+      tid: randomBytes(10).toString('hex'),
+      nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0'),
+    };
+    return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'authorize', maskedPan: maskPan(cmd.pan), amount: cmd.amount, tid: result.tid, result });
+  }
+
+  capture(cmd: FollowUpCommand): Promise<AcquirerResult> {
+    return this.followUp('capture', cmd);
+  }
+
+  cancel(cmd: FollowUpCommand): Promise<AcquirerResult> {
+    return this.followUp('cancel', cmd);
+  }
+
+  /** Undoes an authorization whose outcome was unknown; accepted for any tid the sandbox issued. */
+  async reverse(cmd: FollowUpCommand): Promise<AcquirerResult> {
+    const result: AcquirerResult = { outcome: 'approved', returnCode: '00', returnMessage: 'Reversed', tid: cmd.tid, nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0') };
+    return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'reverse', tid: cmd.tid, result });
+  }
+
+  private async followUp(kind: 'capture' | 'cancel', cmd: FollowUpCommand): Promise<AcquirerResult> {
+    const known = await this.log.find(cmd.operationKey);
+    if (known) return known.result;
+    const approved = await this.log.findApprovedAuthorization(cmd.tid);
+    const result: AcquirerResult = approved
+      ? { outcome: 'approved', returnCode: '00', returnMessage: kind === 'capture' ? 'Captured' : 'Cancelled', tid: cmd.tid, nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0') }
+      : { outcome: 'declined', returnCode: '57', returnMessage: 'Unknown transaction', tid: cmd.tid, nsu: '' };
+    return this.log.recordOnce({ operationKey: cmd.operationKey, kind, amount: cmd.amount, tid: cmd.tid, result });
+  }
+}

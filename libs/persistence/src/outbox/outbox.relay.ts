@@ -1,0 +1,80 @@
+import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+
+export type Publish = (event: string, id: string, payload: unknown) => Promise<unknown>;
+
+interface OutboxRow {
+  id: string;
+  event: string;
+  payload: unknown;
+}
+
+/**
+ * Moves committed outbox events to the queue. Each event is published with job id = outbox id,
+ * so publishing it again (a crash between publish and mark, two relays) never makes a second job.
+ * While Redis is down the publish fails, the batch rolls back, and the next tick tries again:
+ * nothing is lost, and the relay catches up by itself when Redis returns.
+ */
+export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(OutboxRelay.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = false;
+  private again = false;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly publish: Publish,
+    private readonly opts: { intervalMs: number; batchSize: number },
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.schedule(0);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Called after a commit that wrote events, so they go out now rather than at the next tick. */
+  poke(): void {
+    if (this.running) this.again = true;
+    else this.schedule(0);
+  }
+
+  /** Publishes one batch; returns how many events went out. */
+  async relayBatch(): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const rows: OutboxRow[] = await tx.query(
+        'SELECT id, event, payload FROM outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED',
+        [this.opts.batchSize],
+      );
+      for (const r of rows) await this.publish(r.event, r.id, r.payload);
+      if (rows.length) await tx.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
+      return rows.length;
+    });
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.drain().finally(() => {
+        this.running = undefined;
+        const next = this.again ? 0 : this.opts.intervalMs;
+        this.again = false;
+        this.schedule(next);
+      });
+    }, delayMs);
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (!this.stopped && (await this.relayBatch()) === this.opts.batchSize);
+    } catch (e) {
+      this.logger.warn(`outbox relay paused: ${(e as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,13 @@
+import { BullMqClient } from '@app/messaging';
+import type { BaseConfig } from './env';
+
+/** The transport's caller side, configured the same way in every app that sends or emits. */
+export function queueClient(base: BaseConfig, replyTimeoutMs?: number): BullMqClient {
+  return new BullMqClient({
+    connection: base.redisUrl,
+    prefix: base.queuePrefix,
+    replyTimeoutMs,
+    keepCompletedJobsS: base.keepCompletedJobsS,
+    keepFailedJobsS: base.keepFailedJobsS,
+  });
+}
