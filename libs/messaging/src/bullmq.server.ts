@@ -44,7 +44,9 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
           connection: base as ConnectionOptions,
           prefix: this.options.prefix ?? 'gw',
           concurrency: this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16,
-          // Requests are short; a crashed worker's job is picked up again within this time.
+          // Jobs are short: a crashed worker's lock lapses after lockDuration and the stalled
+          // check (every stalledInterval) hands its jobs to another worker within ~25 s.
+          lockDuration: 10_000,
           stalledInterval: 15_000,
           maxStalledCount: 2,
         });

@@ -7,11 +7,17 @@ import { SandboxCall, SandboxCallLog } from './sandbox-call-log';
 /** The call log's contract in memory (the Postgres one is exercised by the end-to-end suites). */
 class MemoryCallLog implements SandboxCallLog {
   readonly calls: SandboxCall[] = [];
+  readonly repeats: string[] = [];
   async recordOnce(call: SandboxCall): Promise<AcquirerResult> {
     const known = this.calls.find((c) => c.operationKey === call.operationKey);
     if (known) return known.result;
     this.calls.push(call);
     return call.result;
+  }
+  async recordRepeat(call: Pick<SandboxCall, 'operationKey'>) {
+    const known = await this.find(call.operationKey);
+    if (known) this.repeats.push(call.operationKey);
+    return known;
   }
   async find(key: string) {
     return this.calls.find((c) => c.operationKey === key);
@@ -55,6 +61,7 @@ describe('sandbox acquirer', () => {
     const again = await sandbox.authorize(command(pan, 'tx-1-authorize'));
     expect(again).toEqual(first);
     expect(log.calls.filter((c) => c.kind === 'authorize')).toHaveLength(1);
+    expect(log.repeats).toEqual(['tx-1-authorize']);
   });
 
   it('records the reversal of a timed-out authorization', async () => {

@@ -28,7 +28,7 @@ export class SandboxAcquirer implements AcquirerConnector {
   ) {}
 
   async authorize(cmd: AuthorizeCommand): Promise<AcquirerResult> {
-    const known = await this.log.find(cmd.operationKey);
+    const known = await this.log.recordRepeat({ operationKey: cmd.operationKey, kind: 'authorize', maskedPan: maskPan(cmd.pan), amount: cmd.amount });
     if (known) return known.result;
     const rule = BY_LAST_DIGIT[cmd.pan.slice(-1)];
     if (rule.slow) await new Promise((r) => setTimeout(r, this.opts.slowApprovalMs));
@@ -58,7 +58,7 @@ export class SandboxAcquirer implements AcquirerConnector {
   }
 
   private async followUp(kind: 'capture' | 'cancel', cmd: FollowUpCommand): Promise<AcquirerResult> {
-    const known = await this.log.find(cmd.operationKey);
+    const known = await this.log.recordRepeat({ operationKey: cmd.operationKey, kind, amount: cmd.amount });
     if (known) return known.result;
     const approved = await this.log.findApprovedAuthorization(cmd.tid);
     const result: AcquirerResult = approved

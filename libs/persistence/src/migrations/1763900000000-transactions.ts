@@ -57,18 +57,21 @@ export class Transactions1763900000000 implements MigrationInterface {
     )`);
     await q.query(`CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`);
 
-    // The sandbox acquirer's record of every call it received (tests count them). The unique
-    // operation key is what makes a repeated authorization the same charge, across processes.
+    // The sandbox acquirer's record of every call it received (tests count them). A repeated
+    // operation key is recorded as a repeat and answered from the first call: the partial
+    // unique index is what makes it the same charge, across processes and crashes.
     await q.query(`CREATE TABLE sandbox_calls (
       id bigserial PRIMARY KEY,
-      operation_key text NOT NULL UNIQUE,
+      operation_key text NOT NULL,
       kind text NOT NULL,
+      repeat boolean NOT NULL DEFAULT false,
       masked_pan text,
       amount int8,
       tid text,
       result jsonb NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now()
     )`);
+    await q.query(`CREATE UNIQUE INDEX sandbox_calls_once ON sandbox_calls (operation_key) WHERE NOT repeat`);
   }
 
   async down(q: QueryRunner): Promise<void> {
