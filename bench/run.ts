@@ -7,7 +7,8 @@ import { repoRoot } from '../scripts/lib/processes';
 import { startBaseline } from './lib/baseline';
 import { LoadResult, LoadShape, runLoad } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
-import { Scenario } from './lib/scenario';
+import { Scenario, Target } from './lib/scenario';
+import { saleScenarios } from './scenarios/sales';
 import { startBenchStack } from './lib/stack';
 import { tokenScenarios } from './scenarios/tokens';
 
@@ -51,8 +52,7 @@ async function machine(env: NodeJS.ProcessEnv) {
   return { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, postgres: pgVersion, redis: redisVersion };
 }
 
-function verdict(s: Scenario, rows: Row[]): string {
-  const t = s.target;
+function verdict(s: Scenario, t: Target, rows: Row[]): string {
   const row = rows.find((r) => r.scenario === s.name && (t.shape === 'closed' ? r.shape.startsWith('closed') : r.shape.startsWith('fixed')));
   if (!row) return 'not measured';
   return t.shape === 'closed'
@@ -61,7 +61,7 @@ function verdict(s: Scenario, rows: Row[]): string {
 }
 
 async function main(): Promise<void> {
-  const scenarios: Scenario[] = [...tokenScenarios(closed, fixed)];
+  const scenarios: Scenario[] = [...tokenScenarios(closed, fixed), ...saleScenarios(closed, { ...fixed, rate: num('BENCH_SALE_RATE', 300) })];
   const stack = await startBenchStack();
   const rows: Row[] = [];
   let env = stack.env;
@@ -108,7 +108,7 @@ function report(scenarios: Scenario[], rows: Row[], m: Record<string, unknown> |
         `| ${r.scenario} | ${r.shape} | ${r.gateway.rps.toFixed(0)} | ${r.gateway.p50} | ${r.gateway.p99} | ${r.baseline.rps.toFixed(0)} | ${r.baseline.p99} | ${(r.gateway.rps / r.baseline.rps).toFixed(3)} |`,
     ),
     '',
-    ...scenarios.map((s) => `- ${s.name}: ${verdict(s, rows)}`),
+    ...scenarios.flatMap((s) => [s.target, ...(s.extraTarget ? [s.extraTarget] : [])].map((t) => `- ${s.name}: ${verdict(s, t, rows)}`)),
     failures ? `\n**${failures} requests failed during the run.**` : '',
   ];
   writeFileSync(join(dir, 'latest.md'), lines.join('\n') + '\n');

@@ -9,7 +9,7 @@ class MemoryCallLog implements SandboxCallLog {
   readonly calls: SandboxCall[] = [];
   readonly repeats: string[] = [];
   async recordOnce(call: SandboxCall): Promise<AcquirerResult> {
-    const known = this.calls.find((c) => c.operationKey === call.operationKey);
+    const known = await this.recordRepeat(call);
     if (known) return known.result;
     this.calls.push(call);
     return call.result;

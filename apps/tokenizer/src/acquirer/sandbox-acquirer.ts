@@ -28,8 +28,6 @@ export class SandboxAcquirer implements AcquirerConnector {
   ) {}
 
   async authorize(cmd: AuthorizeCommand): Promise<AcquirerResult> {
-    const known = await this.log.recordRepeat({ operationKey: cmd.operationKey, kind: 'authorize', maskedPan: maskPan(cmd.pan), amount: cmd.amount });
-    if (known) return known.result;
     const rule = BY_LAST_DIGIT[cmd.pan.slice(-1)];
     if (rule.slow) await new Promise((r) => setTimeout(r, this.opts.slowApprovalMs));
     const result: AcquirerResult = {
@@ -40,6 +38,7 @@ export class SandboxAcquirer implements AcquirerConnector {
       tid: randomBytes(10).toString('hex'),
       nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0'),
     };
+    // Recorded (once per operation key) before it is answered; a repeat gets the first answer.
     return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'authorize', maskedPan: maskPan(cmd.pan), amount: cmd.amount, tid: result.tid, result });
   }
 
