@@ -8,10 +8,11 @@ import { gatewayClientProvider } from './messaging/gateway-client.provider';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
 import { CorrelationInterceptor } from './correlation.interceptor';
-import { TransactionsRepository } from '@app/persistence';
+import { FeePlansRepository, LedgerRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { ReceiverController } from './receiver/receiver.controller';
 import { ReceiverService } from './receiver/receiver.service';
+import { SaleTermsService } from './split/sale-terms.service';
 
 @Module({})
 export class AppModule {
@@ -27,6 +28,10 @@ export class AppModule {
         ReceiverService,
         IdempotencyService,
         TransactionsRepository,
+        RecipientsRepository,
+        FeePlansRepository,
+        LedgerRepository,
+        SaleTermsService,
         gatewayClientProvider,
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         { provide: APP_INTERCEPTOR, useClass: CorrelationInterceptor },

@@ -1,8 +1,11 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '@app/persistence';
+import { dataSourceOptions, FeePlansRepository, LedgerRepository, RecipientsRepository } from '@app/persistence';
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
+import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
+import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } from './split/ledger.commands';
+import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
 import { VaultRotateKeyCommand } from './vault/vault.commands';
 import { VaultRotationService } from './vault/vault-rotation.service';
 
@@ -18,6 +21,17 @@ import { VaultRotationService } from './vault/vault-rotation.service';
     MerchantRotateKeyCommand,
     VaultRotateKeyCommand,
     VaultRotationService,
+    RecipientsRepository,
+    FeePlansRepository,
+    LedgerRepository,
+    RecipientCreateCommand,
+    RecipientApproveCommand,
+    RecipientListCommand,
+    FeesSetCommand,
+    FeesShowCommand,
+    PayablesListCommand,
+    ChargebackRecordCommand,
+    LedgerVerifyCommand,
   ],
 })
 export class CliModule implements OnApplicationShutdown {

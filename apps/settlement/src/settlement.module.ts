@@ -1,15 +1,18 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { LedgerRepository } from '@app/persistence';
 import { appImports } from '@app/platform';
 import { SettlementConfig } from './config/settlement.config';
+import { SettlementHandler } from './split/settlement.handler';
+import { SettlementService } from './split/settlement.service';
 
-/** Bootstrap, health and config only; its handlers arrive with their issue. */
 @Module({})
 export class SettlementModule {
   static forRoot(config: SettlementConfig): DynamicModule {
     return {
       module: SettlementModule,
       imports: appImports('settlement', config.base, config.dbPoolSize),
-      providers: [{ provide: SettlementConfig, useValue: config }],
+      controllers: [SettlementHandler],
+      providers: [{ provide: SettlementConfig, useValue: config }, LedgerRepository, SettlementService],
     };
   }
 }

@@ -26,6 +26,7 @@ export const ErrorCodes = {
   FlagMismatch: '912',
   InvalidSecurityCode: '913',
   UnsupportedBrand: '914',
+  InvalidSplit: '920',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
@@ -54,6 +55,7 @@ export const ErrorCodeDescriptions: Record<ErrorCode, string> = {
   '912': 'The flag does not match the brand of the card number.',
   '913': 'The security code must be 3 or 4 digits.',
   '914': 'The card brand is not supported.',
+  '920': 'The split is invalid; errors[] lists each problem with its SPLIT_* code and field.',
 };
 
 /**

@@ -1,7 +1,8 @@
 import type { DomainErrorPayload, ErrorCode } from './error-codes';
+import type { SplitErrorCode } from './split';
 
 export interface FieldProblem {
-  code: ErrorCode;
+  code: ErrorCode | SplitErrorCode;
   parameter: string;
   message: string;
 }
@@ -28,11 +29,14 @@ export class DomainError extends Error {
     return new DomainError('validation', code, message, parameter, [{ code, parameter, message }]);
   }
 
-  /** Several field problems at once: the first is the headline, all are listed. */
-  static fields(problems: FieldProblem[]): DomainError {
+  /**
+   * Several field problems at once: the first is the headline, all are listed. `code` is the
+   * three-digit headline code when the problems carry other codes (the split's SPLIT_*).
+   */
+  static fields(problems: FieldProblem[], code?: ErrorCode): DomainError {
     const [first] = problems;
     const message = problems.length === 1 ? first.message : `${first.message} (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})`;
-    return new DomainError('validation', first.code, message, first.parameter, problems);
+    return new DomainError('validation', code ?? (first.code as ErrorCode), message, first.parameter, problems);
   }
 
   static fromPayload(p: DomainErrorPayload): DomainError {

@@ -3,3 +3,4 @@ export * from './error-codes';
 export * from './tokens';
 export * from './errors';
 export * from './transactions';
+export * from './split';

@@ -22,6 +22,6 @@ export type EventName = (typeof Events)[keyof typeof Events];
 /** Which patterns each worker must handle; a worker refuses to boot when one has no handler. */
 export const WorkerPatterns = {
   tokenizer: [Patterns.TokenAdd, Patterns.TokenRetrieve, Patterns.CardAuthorize, Patterns.CardCapture, Patterns.CardCancel],
-  settlement: [] as string[],
+  settlement: [Events.TransactionCaptured, Events.TransactionCancelled] as string[],
   notifier: [] as string[],
 } as const;

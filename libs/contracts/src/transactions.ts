@@ -28,15 +28,19 @@ export type OperationName = keyof typeof OperationIds;
 export const PaymentMethods = { CreditOneShot: 1, CreditMerchantInstalments: 2, CreditIssuerInstalments: 3, Debit: 4 } as const;
 export type PaymentMethod = (typeof PaymentMethods)[keyof typeof PaymentMethods];
 
-/** One split entry as the merchant sent it, structurally checked (money rules: SPLIT.md, later issue). */
+/**
+ * One split entry as the merchant sent it, only type-checked: every money rule (SPLIT.md 3),
+ * including a missing recipient or value, is the split engine's, so each has its stable code.
+ */
 export interface SplitEntryInput {
-  recipient: string;
+  recipient?: string;
   liable: boolean;
   chargeProcessingFee: boolean;
   chargeRecipientProcessingFee: boolean;
   isGrossAmount: boolean;
-  /** Exactly one of percentage (decimal text, at most 2 decimals, 1..100) or amount (cents ≥ 1). */
+  /** Decimal text as sent ("12.5"); never a float. */
   percentage?: string;
+  /** Integer cents as sent (range checked by the engine). */
   amount?: number;
 }
 
@@ -85,6 +89,10 @@ export interface TransactionView {
   createdAt: string; // ISO 8601
   processor: { tid?: string; nsu?: string; authorizationCode?: string; returnCode?: string; returnMessage?: string };
   tokenCard?: string;
+  /** The split of the captured amount (or of the sale amount before capture). */
+  split?: import('./split').SplitResult;
+  /** Filled by report once settlement has written them. */
+  payables?: import('./split').PayableView[];
 }
 
 /** card.authorize: the API has inserted the transaction (status 0); the tokenizer decides it. */
@@ -109,3 +117,15 @@ export interface CaptureRequest {
 }
 
 export type CancelRequest = CaptureRequest;
+
+/** The payload of every transaction event; amounts are the transaction's cumulative ones. */
+export interface TransactionEvent {
+  transactionId: string;
+  merchantId: string;
+  statusVersion: number;
+  status?: TransactionStatus;
+  /** This operation's amount (captured/cancelled events). */
+  amount?: number;
+  capturedAmount: number;
+  cancelledAmount: number;
+}

@@ -7,3 +7,4 @@ export * from './worker-bootstrap';
 export * from './app-imports';
 export * from './shutdown';
 export * from './queue-client';
+export * from './fee-defaults';

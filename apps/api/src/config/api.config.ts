@@ -1,4 +1,5 @@
-import { BaseConfig, EnvReader, readBaseConfig, readKeyVariable } from '@app/platform';
+import type { FeeRate, MethodKind } from '@app/contracts';
+import { BaseConfig, EnvReader, readBaseConfig, readDefaultFeePlan, readKeyVariable } from '@app/platform';
 import { Keyring, parseKeyring } from '@app/vault';
 
 export class ApiConfig {
@@ -13,6 +14,10 @@ export class ApiConfig {
   /** Merchant credential lookups are cached this long; a rotated key stops working within it. */
   merchantCacheMs: number;
   dbPoolSize: number;
+  /** The fee plan of merchants without their own row. */
+  defaultFees: Record<MethodKind, FeeRate>;
+  /** SPLIT.md 3: most entries a split may have. */
+  splitMaxEntries: number;
 }
 
 export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
@@ -28,6 +33,8 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     merchantCacheMs: r.int('MERCHANT_CACHE_MS', 5_000, 0, 600_000),
     saleSyncWaitMs: r.int('SALE_SYNC_WAIT_MS', 10_000, 0, 120_000),
     dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),
+    defaultFees: readDefaultFeePlan(r),
+    splitMaxEntries: r.int('SPLIT_MAX_ENTRIES', 10, 1, 100),
   };
   r.done('api');
   return cfg;

@@ -2,13 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { randomUUID } from 'node:crypto';
 import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
-import { AuthorizeRequest, CancelRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, TransactionView } from '@app/contracts';
+import { AuthorizeRequest, CancelRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, SettlementTerms, TransactionView } from '@app/contracts';
 import { detectBrand, maskPan } from '@app/card';
-import { toTransactionView, TransactionsRepository } from '@app/persistence';
+import { LedgerRepository, toTransactionView, TransactionsRepository } from '@app/persistence';
 import { RemoteError, TransportUnavailableError, withJobId } from '@app/messaging';
 import { sealJson } from '@app/vault';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
+import { SaleTermsService } from '../split/sale-terms.service';
+import { TokensService } from '../tokens/tokens.service';
 
 export interface Outcome {
   httpStatus: 200 | 202;
@@ -26,11 +28,20 @@ export class ReceiverService {
     @Inject(GATEWAY_CLIENT) private readonly client: ClientProxy,
     private readonly transactions: TransactionsRepository,
     private readonly config: ApiConfig,
+    private readonly tokens: TokensService,
+    private readonly terms: SaleTermsService,
+    private readonly ledger: LedgerRepository,
   ) {}
 
   async sale(merchantId: string, input: SaleInput, operation: 'sale' | 'authorize', respondAsync: boolean): Promise<Outcome> {
     const id = randomUUID();
     const card = input.payment.card;
+    // The fee plan is keyed by brand: with a token, the vault's masked record names it (an unknown
+    // token is a 404 here, before anything is recorded).
+    const known = card
+      ? { brand: detectBrand(card.cardNumber) ?? '', masked: maskPan(card.cardNumber) }
+      : await this.tokens.retrieve(merchantId, input.payment.tokenCard!).then((t) => ({ brand: t.brand, masked: t.bin }));
+    const terms = await this.terms.termsFor(merchantId, input, known.brand);
     const pending = await this.transactions.insertPending({
       id,
       merchantId,
@@ -41,9 +52,8 @@ export class ReceiverService {
       instalments: input.payment.numberOfPayments,
       currency: input.payment.currency,
       amount: input.payment.amount,
-      // With a token the card is known only to the vault; the tokenizer fills these in.
-      maskedCard: card ? maskPan(card.cardNumber) : '',
-      brand: card ? (detectBrand(card.cardNumber) ?? '') : '',
+      maskedCard: known.masked,
+      brand: known.brand,
       tokenCard: input.payment.tokenCard,
       details: {
         softDescriptor: input.payment.softDescriptor,
@@ -51,7 +61,7 @@ export class ReceiverService {
         departureTax: input.payment.departureTax,
         billing: input.billing,
         fraud: input.fraud,
-        split: input.payment.split,
+        terms,
       },
       urlReturn: input.urlReturn,
     });
@@ -85,7 +95,11 @@ export class ReceiverService {
     }
   }
 
-  capture(merchantId: string, req: Omit<CaptureRequest, 'merchantId'>): Promise<TransactionView> {
+  async capture(merchantId: string, req: Omit<CaptureRequest, 'merchantId'>): Promise<TransactionView> {
+    if (req.amount !== undefined) {
+      const row = await this.transactions.findByMerchantAndId(merchantId, req.transactionId.toLowerCase());
+      if (row) this.terms.checkCapture(merchantId, (row.details as { terms?: SettlementTerms }).terms, req.amount);
+    }
     return lastValueFrom(this.client.send<TransactionView, CaptureRequest>(Patterns.CardCapture, { ...req, merchantId }));
   }
 
@@ -99,7 +113,9 @@ export class ReceiverService {
         ? await this.transactions.findByMerchantAndId(merchantId, by.transactionId.toLowerCase())
         : await this.transactions.findLatestByMerchantAndReference(merchantId, by.reference);
     if (!row) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, 'Transaction not found.', 'transactionId' in by ? 'transactionId' : 'reference');
-    return toTransactionView(row);
+    const view = toTransactionView(row);
+    if (view.capturedAmount > 0) view.payables = await this.ledger.payablesOf(merchantId, row.id);
+    return view;
   }
 
 }

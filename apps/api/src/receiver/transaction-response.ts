@@ -1,4 +1,6 @@
-import { OperationIds, OperationName, StatusMessages, TransactionView } from '@app/contracts';
+import { OperationIds, OperationName, PartyShare, StatusMessages, TransactionView } from '@app/contracts';
+
+const cents = (p: PartyShare) => ({ grossAmount: String(p.gross), feeAmount: String(p.fee), netAmount: String(p.net) });
 
 /** WIRE.md 4.1: the TransactionResponse, for every operation and the webhook; scalars are strings. */
 export function toTransactionResponse(v: TransactionView, operation: OperationName = v.operation) {
@@ -23,7 +25,10 @@ export function toTransactionResponse(v: TransactionView, operation: OperationNa
       cancelledAmount: String(v.cancelledAmount),
     },
     tokenCard: v.tokenCard ?? '',
-    split: [] as unknown[],
+    split: (v.split?.entries ?? []).map((e) => ({ recipient: e.recipient, ...cents(e), mode: e.mode, liable: String(e.liable) })),
+    // What the merchant keeps of the split and the operator's processing fee, in cents.
+    ...(v.split ? { splitResidual: cents(v.split.merchant), processingFee: String(v.split.fee) } : {}),
+    ...(v.payables ? { payables: v.payables.map((p) => ({ ...p, instalment: String(p.instalment), gross: String(p.gross), fee: String(p.fee), net: String(p.net) })) } : {}),
   };
 }
 export type TransactionResponse = ReturnType<typeof toTransactionResponse>;

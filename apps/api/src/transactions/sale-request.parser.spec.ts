@@ -42,7 +42,8 @@ describe('parseSale', () => {
     const input = parseSale(op, ACQUIRERS);
     expect(input).toMatchObject({ payment: { tokenCard: token, currency: '986', country: 'BRA' }, fraud: true });
     expect(input.payment.card).toBeUndefined();
-    expect(parseSale({ ...op, payment: { ...op.payment, tokenCard: undefined, cardToken: token.toUpperCase() } }, ACQUIRERS).payment.tokenCard).toBe(token);
+    const { tokenCard: _sent, ...withoutTokenCard } = op.payment;
+    expect(parseSale({ ...op, payment: { ...withoutTokenCard, cardToken: token.toUpperCase() } }, ACQUIRERS).payment.tokenCard).toBe(token);
   });
 
   it('reads every value given as a string (plugin style) the same as numbers', () => {
@@ -81,12 +82,9 @@ describe('parseSale', () => {
     ['a urlReturn with credentials', sale({ rest: { urlReturn: 'https://u:p@merchant.example/' } }), '904', 'urlReturn'],
     ['a relative urlReturn', sale({ rest: { urlReturn: '/listener' } }), '904', 'urlReturn'],
     ['a split that is not an array', sale({ payment: { split: {} } }), '904', 'payment.split'],
-    ['a split entry with both percentage and amount', sale({ payment: { split: [{ recipient: 'r1', percentage: 10, amount: 100 }] } }), '904', 'payment.split[0]'],
-    ['a split entry with neither', sale({ payment: { split: [{ recipient: 'r1' }] } }), '904', 'payment.split[0]'],
-    ['a split percentage with 3 decimals', sale({ payment: { split: [{ recipient: 'r1', percentage: '12.345' }] } }), '904', 'payment.split[0].percentage'],
-    ['a split percentage over 100', sale({ payment: { split: [{ recipient: 'r1', percentage: 100.5 }] } }), '904', 'payment.split[0].percentage'],
-    ['a split amount of 0', sale({ payment: { split: [{ recipient: 'r1', amount: 0 }] } }), '904', 'payment.split[0].amount'],
-    ['a split entry without recipient', sale({ payment: { split: [{ percentage: 10 }, { recipient: 'r2', percentage: 10 }] } }), '903', 'payment.split[0].recipient'],
+    ['a split percentage that is not a number', sale({ payment: { split: [{ recipient: 'r1', percentage: '12%' }] } }), '904', 'payment.split[0].percentage'],
+    ['a split amount that is not integer cents', sale({ payment: { split: [{ recipient: 'r1', amount: 10.5 }] } }), '904', 'payment.split[0].amount'],
+    ['a split entry that is not an object', sale({ payment: { split: ['r1'] } }), '904', 'payment.split[0]'],
   ])('rejects %s (code %s, %s)', (_name, op, code, parameter) => {
     const found = problems(op);
     expect(found).toContainEqual(expect.objectContaining({ code, parameter }));
@@ -97,6 +95,16 @@ describe('parseSale', () => {
   it('lists every problem at once', () => {
     const found = problems(sale({ order: { totalAmount: 100 }, payment: { currency: 'x', country: 'yy' }, rest: { billing: { email: 'no' } } }));
     expect(found.map((p) => p.parameter)).toEqual(expect.arrayContaining(['payment.amount', 'payment.currency', 'payment.country', 'billing.email']));
+  });
+
+  it('leaves the money rules of a split to the split engine (missing values, ranges, precision)', () => {
+    const input = parseSale(sale({ payment: { split: [{ percentage: '12.345' }, { recipient: 'r2', amount: 0 }, { recipient: 'r3' }, { recipient: 'r4', percentage: 150, amount: -1 }] } }), ACQUIRERS);
+    expect(input.payment.split).toEqual([
+      expect.objectContaining({ recipient: undefined, percentage: '12.345' }),
+      expect.objectContaining({ recipient: 'r2', amount: 0 }),
+      expect.not.objectContaining({ percentage: expect.anything(), amount: expect.anything() }),
+      expect.objectContaining({ recipient: 'r4', percentage: '150', amount: -1 }),
+    ]);
   });
 
   it('keeps split flags and defaults (liable defaults to true)', () => {

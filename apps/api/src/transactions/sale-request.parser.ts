@@ -4,7 +4,8 @@ import { isObject, Json, JsonObject, optionalBool, optionalInt, optionalObject, 
 import { parseBilling } from '../tokens/token-request.parser';
 
 const TOKEN = /^[0-9a-fA-F]{64}$/;
-const PERCENT = /^(?:100(?:\.0{1,2})?|[1-9]\d?(?:\.\d{1,2})?)$/;
+// Any plain decimal; its range and precision are the split engine's (SPLIT_PERCENTAGE_*).
+const DECIMAL = /^\d{1,12}(?:\.\d{1,12})?$/;
 const INT32_MAX = 2_147_483_647;
 
 /**
@@ -111,29 +112,31 @@ function parseUrlReturn(op: JsonObject): string | undefined {
   return url.toString();
 }
 
-/** Structure only (SPLIT.md 1 and 3): the money rules are checked by the split engine. */
+/**
+ * Types only: numbers, booleans and text where they belong. Every money rule of SPLIT.md 3
+ * (a missing recipient or value, ranges, precision, sums) is the split engine's, so each problem
+ * gets its stable SPLIT_* code.
+ */
 function parseSplit(payment: JsonObject): SplitEntryInput[] | undefined {
   const raw = payment.split;
   if (raw === undefined || raw === null) return undefined;
   if (!Array.isArray(raw)) throw DomainError.validation(ErrorCodes.InvalidField, 'payment.split', 'payment.split must be an array of split entries.');
-  if (raw.length > 50) throw DomainError.validation(ErrorCodes.InvalidField, 'payment.split', 'payment.split may have at most 50 entries.');
+  // A bound on the work before the engine's own (configurable) entry limit.
+  if (raw.length > 100) throw DomainError.validation(ErrorCodes.InvalidField, 'payment.split', 'payment.split may have at most 100 entries.');
   const problems: FieldProblem[] = [];
   const entries = raw.map((entry: Json, i: number) => {
     const at = `payment.split[${i}]`;
     try {
       if (!isObject(entry)) throw DomainError.validation(ErrorCodes.InvalidField, at, `${at} must be an object.`);
-      const hasPercentage = entry.percentage !== undefined && entry.percentage !== null && entry.percentage !== '';
-      const hasAmount = entry.amount !== undefined && entry.amount !== null && entry.amount !== '';
-      if (hasPercentage === hasAmount) throw DomainError.validation(ErrorCodes.InvalidField, at, `${at} must have exactly one of percentage or amount.`);
       const out: SplitEntryInput = {
-        recipient: requiredString(entry, 'recipient', `${at}.recipient`, { max: 64 }),
+        recipient: optionalString(entry, 'recipient', `${at}.recipient`, { max: 64 }),
         liable: optionalBool(entry, 'liable', `${at}.liable`) ?? true,
         chargeProcessingFee: optionalBool(entry, 'charge_processing_fee', `${at}.charge_processing_fee`) ?? false,
         chargeRecipientProcessingFee: optionalBool(entry, 'charge_recipient_processing_fee', `${at}.charge_recipient_processing_fee`) ?? false,
         isGrossAmount: optionalBool(entry, 'is_gross_amount', `${at}.is_gross_amount`) ?? false,
       };
-      if (hasPercentage) out.percentage = percentageText(entry.percentage, `${at}.percentage`);
-      else out.amount = optionalInt(entry, 'amount', `${at}.amount`, 1, INT32_MAX);
+      if (present(entry.percentage)) out.percentage = percentageText(entry.percentage, `${at}.percentage`);
+      if (present(entry.amount)) out.amount = optionalInt(entry, 'amount', `${at}.amount`, Number.MIN_SAFE_INTEGER);
       return out;
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
@@ -145,9 +148,11 @@ function parseSplit(payment: JsonObject): SplitEntryInput[] | undefined {
   return entries as SplitEntryInput[];
 }
 
+const present = (v: Json | undefined) => v !== undefined && v !== null && v !== '';
+
 /** A percentage as decimal text: "12.5" stays "12.5"; a JSON number is read by its shortest decimal form. */
 function percentageText(v: Json, path: string): string {
   const text = typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : '';
-  if (!PERCENT.test(text)) throw DomainError.validation(ErrorCodes.InvalidField, path, `${path} must be a number from 1 to 100 with at most 2 decimals.`);
+  if (!DECIMAL.test(text)) throw DomainError.validation(ErrorCodes.InvalidField, path, `${path} must be a number from 1 to 100 with at most 2 decimals.`);
   return text;
 }

@@ -1,13 +1,15 @@
-import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
+import type { FeeRate, MethodKind } from '@app/contracts';
+import { BaseConfig, EnvReader, readBaseConfig, readDefaultFeePlan } from '@app/platform';
 
 export class CliConfig {
   base: BaseConfig;
   env: NodeJS.ProcessEnv;
+  defaultFees: Record<MethodKind, FeeRate>;
 }
 
 export function loadCliConfig(env: NodeJS.ProcessEnv = process.env): CliConfig {
   const r = new EnvReader(env);
-  const cfg: CliConfig = { base: readBaseConfig(r), env };
+  const cfg: CliConfig = { base: readBaseConfig(r), env, defaultFees: readDefaultFeePlan(r) };
   r.done('cli');
   return cfg;
 }

@@ -122,7 +122,8 @@ export class PaymentsService {
   ): Promise<TransactionView> {
     const events = (updated: TransactionRow): OutboxEvent[] => {
       const view = toTransactionView(updated);
-      const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion };
+      // Cumulative amounts travel with every event: settlement applies them idempotently, whatever the order.
+      const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion, capturedAmount: view.capturedAmount, cancelledAmount: view.cancelledAmount };
       return [
         { event: Events.TransactionStatusChanged, payload: { ...base, status: view.status } },
         ...extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } })),

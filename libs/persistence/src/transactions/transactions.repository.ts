@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { EventName, OperationName, TransactionStatus, TransactionView } from '@app/contracts';
+import { EventName, OperationName, SettlementTerms, TransactionStatus, TransactionView } from '@app/contracts';
+import { computeSplit, processingFee } from '@app/split';
 
 export interface TransactionRow {
   id: string;
@@ -151,5 +152,17 @@ export function toTransactionView(row: TransactionRow): TransactionView {
     createdAt: new Date(row.created_at).toISOString(),
     processor: row.processor ?? {},
     tokenCard: row.token_card ?? undefined,
+    split: splitOf(row),
   };
+}
+
+/**
+ * The split of the captured amount (before capture: of the sale amount), from the terms frozen at
+ * the sale and the same engine settlement uses, so the response and the payables always agree.
+ */
+function splitOf(row: TransactionRow): TransactionView['split'] {
+  const terms = (row.details as { terms?: SettlementTerms }).terms;
+  if (!terms) return undefined;
+  const gross = Number(row.captured_amount) || Number(row.amount);
+  return computeSplit(terms.split ?? [], gross, processingFee(gross, terms.fee));
 }

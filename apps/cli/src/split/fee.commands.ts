@@ -1,0 +1,95 @@
+import { Command, CommandRunner, Option } from 'nest-commander';
+import type { MethodKind } from '@app/contracts';
+import { FeePlansRepository } from '@app/persistence';
+import { percentToPpm, ppmToPercent } from '@app/split';
+import { CliConfig } from '../config/cli.config';
+import { CliError, printJson } from '../output';
+
+const BANDS: Record<number, string> = { 1: '1', 2: '2-6', 7: '7-12' };
+
+interface FeesSetOptions {
+  merchant?: string;
+  kind?: string;
+  brand?: string;
+  instalments?: string;
+  rate?: string;
+  fixed?: string;
+}
+
+@Command({ name: 'fees:set', description: 'Set the fee of one band ({1}, {2..6}, {7..12}) of a merchant plan' })
+export class FeesSetCommand extends CommandRunner {
+  constructor(private readonly fees: FeePlansRepository) {
+    super();
+  }
+
+  async run(_args: string[], o: FeesSetOptions): Promise<void> {
+    if (!o.merchant) throw new CliError('--merchant is required');
+    if (o.kind !== 'credit' && o.kind !== 'debit') throw new CliError('--kind must be credit or debit');
+    const brand = o.brand?.trim().toLowerCase();
+    if (!brand) throw new CliError('--brand is required (a flag such as visa or mastercard)');
+    const n = Number(o.instalments);
+    if (!/^\d+$/.test(o.instalments ?? '') || n < 1 || n > 12) throw new CliError('--instalments must be a whole number from 1 to 12');
+    const ratePpm = percentToPpm(o.rate ?? '');
+    if (ratePpm === undefined) throw new CliError('--rate must be a percent below 100 with at most 4 decimals, e.g. 2.99');
+    if (!/^\d{1,9}$/.test(o.fixed ?? '')) throw new CliError('--fixed must be whole cents, e.g. 30');
+    const ok = await this.fees.set(o.merchant, o.kind, brand, n, { ratePpm, fixed: Number(o.fixed) });
+    if (!ok) throw new CliError(`no merchant ${JSON.stringify(o.merchant)}`);
+    printJson({ merchantId: o.merchant.toLowerCase(), kind: o.kind, brand, instalments: BANDS[n === 1 ? 1 : n <= 6 ? 2 : 7], rate: ppmToPercent(ratePpm), fixed: Number(o.fixed) });
+  }
+
+  @Option({ flags: '--merchant <id>' })
+  parseMerchant(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--kind <kind>', description: 'credit or debit' })
+  parseKind(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--brand <flag>', description: 'card brand (flag), e.g. visa' })
+  parseBrand(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--instalments <n>', description: 'any instalment count of the band to set' })
+  parseInstalments(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--rate <percent>', description: 'percent of the gross, e.g. 2.99' })
+  parseRate(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--fixed <cents>', description: 'fixed cents per sale' })
+  parseFixed(v: string): string {
+    return v;
+  }
+}
+
+@Command({ name: 'fees:show', description: "A merchant's fee plan, and the default for keys it has no row for" })
+export class FeesShowCommand extends CommandRunner {
+  constructor(
+    private readonly fees: FeePlansRepository,
+    private readonly config: CliConfig,
+  ) {
+    super();
+  }
+
+  async run(_args: string[], o: { merchant?: string }): Promise<void> {
+    if (!o.merchant) throw new CliError('--merchant is required');
+    const rows = await this.fees.listByMerchant(o.merchant);
+    const show = (kind: MethodKind) => ({ rate: ppmToPercent(this.config.defaultFees[kind].ratePpm), fixed: this.config.defaultFees[kind].fixed });
+    printJson({
+      merchantId: o.merchant.toLowerCase(),
+      plan: rows.map((r) => ({ kind: r.kind, brand: r.brand, instalments: BANDS[r.band], rate: ppmToPercent(r.rate_ppm), fixed: Number(r.fixed) })),
+      default: { credit: show('credit'), debit: show('debit') },
+    });
+  }
+
+  @Option({ flags: '--merchant <id>' })
+  parseMerchant(v: string): string {
+    return v;
+  }
+}

@@ -1,0 +1,72 @@
+import { Command, CommandRunner, Option } from 'nest-commander';
+import { DomainError } from '@app/contracts';
+import { LedgerRepository } from '@app/persistence';
+import { CliError, printJson } from '../output';
+
+@Command({ name: 'payables:list', description: 'Payables and debits of a recipient or of a merchant' })
+export class PayablesListCommand extends CommandRunner {
+  constructor(private readonly ledger: LedgerRepository) {
+    super();
+  }
+
+  async run(_args: string[], o: { recipient?: string; merchant?: string }): Promise<void> {
+    if (!o.recipient === !o.merchant) throw new CliError('give exactly one of --recipient or --merchant');
+    printJson(await this.ledger.list(o.recipient ? { recipientId: o.recipient } : { merchantId: o.merchant! }));
+  }
+
+  @Option({ flags: '--recipient <id>' })
+  parseRecipient(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--merchant <id>' })
+  parseMerchant(v: string): string {
+    return v;
+  }
+}
+
+@Command({ name: 'chargeback:record', description: 'Record a chargeback from the acquirer; debits liable recipients (else the merchant)' })
+export class ChargebackRecordCommand extends CommandRunner {
+  constructor(private readonly ledger: LedgerRepository) {
+    super();
+  }
+
+  async run(_args: string[], o: { transaction?: string; amount?: string }): Promise<void> {
+    if (!o.transaction) throw new CliError('--transaction is required');
+    if (!/^\d{1,15}$/.test(o.amount ?? '') || Number(o.amount) < 1) throw new CliError('--amount must be whole cents, at least 1');
+    try {
+      const r = await this.ledger.recordChargeback(o.transaction.toLowerCase(), Number(o.amount));
+      printJson({ transactionId: o.transaction.toUpperCase(), amount: Number(o.amount), ...r });
+    } catch (e) {
+      throw e instanceof DomainError ? new CliError(e.message) : e;
+    }
+  }
+
+  @Option({ flags: '--transaction <id>' })
+  parseTransaction(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--amount <cents>' })
+  parseAmount(v: string): string {
+    return v;
+  }
+}
+
+@Command({ name: 'ledger:verify', description: 'Check that payables, reversals, chargebacks and fees add up for every transaction; exit 1 on any difference' })
+export class LedgerVerifyCommand extends CommandRunner {
+  constructor(private readonly ledger: LedgerRepository) {
+    super();
+  }
+
+  async run(_args: string[], o: { merchant?: string }): Promise<void> {
+    const report = await this.ledger.verify(o.merchant);
+    printJson(report);
+    if (report.differences.length) throw new CliError(`${report.differences.length} ledger difference(s)`);
+  }
+
+  @Option({ flags: '--merchant <id>', description: 'only this merchant (default: every transaction)' })
+  parseMerchant(v: string): string {
+    return v;
+  }
+}

@@ -1,0 +1,25 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { TransactionEvent } from '@app/contracts';
+import { LedgerRepository } from '@app/persistence';
+
+/**
+ * Payables on capture, reversals on cancel (SPLIT.md 5 and 6). Re-delivery is expected (the
+ * outbox publishes at least once, a killed worker's job runs again): "already done" is a quiet
+ * success, never a second set of payables.
+ */
+@Injectable()
+export class SettlementService {
+  private readonly logger = new Logger(SettlementService.name);
+
+  constructor(private readonly ledger: LedgerRepository) {}
+
+  async onCaptured(e: TransactionEvent): Promise<void> {
+    const outcome = await this.ledger.settleCapture(e.transactionId.toLowerCase());
+    this.logger.log({ transactionId: e.transactionId, outcome }, 'capture settled');
+  }
+
+  async onCancelled(e: TransactionEvent): Promise<void> {
+    const outcome = await this.ledger.settleCancel(e.transactionId.toLowerCase(), e.cancelledAmount);
+    this.logger.log({ transactionId: e.transactionId, cancelledAmount: e.cancelledAmount, outcome }, 'cancellation settled');
+  }
+}

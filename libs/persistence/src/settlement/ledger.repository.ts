@@ -1,0 +1,209 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { DomainError, ErrorCodes, PayableView, SettlementTerms, SplitResult } from '@app/contracts';
+import { cancellationDebits, chargebackDebits, computeSplit, Debit, MERCHANT, methodKind, PayableCell, payableCells, processingFee } from '@app/split';
+
+export type SettleOutcome = 'written' | 'already' | 'nothing_captured';
+
+/** Thrown when a cancellation arrives before its capture was settled: the job retries later. */
+export class CaptureNotSettledError extends Error {
+  override name = 'CaptureNotSettledError';
+}
+
+interface SettlementRow {
+  transaction_id: string;
+  merchant_id: string;
+  gross: string;
+  fee: string;
+  split: SplitResult;
+  cancelled: string;
+  charged_back: string;
+}
+
+interface PayableRow {
+  transaction_id: string;
+  recipient_id: string | null;
+  kind: PayableView['kind'];
+  instalment: number;
+  due_date: string;
+  gross: string;
+  fee: string;
+  net: string;
+  status: string;
+}
+
+export interface LedgerDifference {
+  transactionId: string;
+  check: string;
+  expected: number;
+  actual: number;
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+// Dates as text: node-pg would turn a date into a local-midnight Date and shift it by the zone.
+const PAYABLE_COLUMNS = 'transaction_id, recipient_id, kind, instalment, due_date::text AS due_date, gross, fee, net, status';
+
+/**
+ * The payables ledger. Each write happens in one Postgres transaction that first claims or locks
+ * the transaction's `settlements` row, so a re-delivered, concurrent or reordered event writes
+ * nothing twice, and the amounts come from the split engine alone.
+ */
+@Injectable()
+export class LedgerRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** On transaction.captured: the split of the captured amount, as payables per party × instalment. */
+  settleCapture(transactionId: string): Promise<SettleOutcome> {
+    return this.db.transaction(async (tx) => {
+      const [t]: { merchant_id: string; captured_amount: string; instalments: number; method: number; details: { terms?: SettlementTerms } }[] = await tx.query(
+        'SELECT merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = $1',
+        [transactionId],
+      );
+      const gross = t ? Number(t.captured_amount) : 0;
+      if (!t || gross === 0) return 'nothing_captured';
+      const terms = t.details.terms;
+      if (!terms) throw new Error(`transaction ${transactionId} has no settlement terms`);
+      const fee = processingFee(gross, terms.fee);
+      const split = computeSplit(terms.split ?? [], gross, fee);
+      const capturedOn = today();
+      const claimed: unknown[] = await tx.query(
+        `INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id`,
+        [transactionId, t.merchant_id, gross, fee, t.instalments, JSON.stringify(split), capturedOn],
+      );
+      if (!claimed.length) return 'already';
+      const cells = payableCells(split, t.instalments, methodKind(t.method), capturedOn);
+      await this.insertPayables(tx, transactionId, t.merchant_id, 'capture', cells);
+      return 'written';
+    });
+  }
+
+  /** On transaction.cancelled: the debits that bring the settled cancellations up to `cancelledTotal`. */
+  settleCancel(transactionId: string, cancelledTotal: number): Promise<SettleOutcome> {
+    return this.db.transaction(async (tx) => {
+      const s = await this.lockSettlement(tx, transactionId);
+      if (!s) {
+        const [t]: { captured_amount: string }[] = await tx.query('SELECT captured_amount FROM transactions WHERE id = $1', [transactionId]);
+        // A cancelled authorization was never captured: nothing was paid out, nothing to reverse.
+        if (!t || Number(t.captured_amount) === 0) return 'nothing_captured';
+        throw new CaptureNotSettledError(`the capture of ${transactionId} is not settled yet`);
+      }
+      const before = Number(s.cancelled);
+      // Events of one transaction may arrive out of order: a later total already covers this one.
+      if (cancelledTotal <= before) return 'already';
+      await this.writeDebits(tx, s, 'cancel', cancellationDebits(s.split, before, cancelledTotal));
+      await tx.query('UPDATE settlements SET cancelled = $2 WHERE transaction_id = $1', [transactionId, cancelledTotal]);
+      return 'written';
+    });
+  }
+
+  /** A chargeback of `amount` cents (SPLIT.md 7): debits the liable entries, else the merchant. */
+  recordChargeback(transactionId: string, amount: number): Promise<{ chargedBack: number; debits: Debit[] }> {
+    return this.db.transaction(async (tx) => {
+      const s = await this.lockSettlement(tx, transactionId);
+      if (!s) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, `No settled capture for transaction ${transactionId}.`);
+      const before = Number(s.charged_back);
+      const open = Number(s.gross) - Number(s.cancelled) - before;
+      if (amount > open) throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${open} cents captured and neither cancelled nor charged back.`);
+      const debits = chargebackDebits(s.split, before, before + amount);
+      await this.writeDebits(tx, s, 'chargeback', debits);
+      await tx.query('UPDATE settlements SET charged_back = $2 WHERE transaction_id = $1', [transactionId, before + amount]);
+      return { chargedBack: before + amount, debits };
+    });
+  }
+
+  async payablesOf(merchantId: string, transactionId: string): Promise<PayableView[]> {
+    const rows: PayableRow[] = await this.db.query(`SELECT ${PAYABLE_COLUMNS} FROM payables WHERE transaction_id = $1 AND merchant_id = $2 ORDER BY id`, [transactionId, merchantId]);
+    return rows.map(toView);
+  }
+
+  async list(by: { recipientId: string } | { merchantId: string }): Promise<(PayableView & { transactionId: string })[]> {
+    const rows: PayableRow[] =
+      'recipientId' in by
+        ? await this.db.query(`SELECT ${PAYABLE_COLUMNS} FROM payables WHERE recipient_id::text = lower($1) ORDER BY due_date, id`, [by.recipientId])
+        : await this.db.query(`SELECT ${PAYABLE_COLUMNS} FROM payables WHERE merchant_id::text = lower($1) ORDER BY due_date, id`, [by.merchantId]);
+    return rows.map((r) => ({ transactionId: r.transaction_id.toUpperCase(), ...toView(r) }));
+  }
+
+  /**
+   * ledger:verify. For every transaction: a captured amount has its settlement; capture payables
+   * add up to the captured gross and to the fee; cancel debits to the cancelled amount; chargeback
+   * debits to the charged-back amount; and per party the cells match the stored split.
+   */
+  async verify(merchantId?: string): Promise<{ transactions: number; differences: LedgerDifference[] }> {
+    const scope = merchantId ? [merchantId.toLowerCase()] : [];
+    const rows: { id: string; captured: string; cancelled: string; s_gross: string | null; s_fee: string | null; s_cancelled: string | null; s_cb: string | null;
+      cap_gross: string; cap_fee: string; cancel_gross: string; cb_gross: string }[] = await this.db.query(`
+      SELECT t.id, t.captured_amount AS captured, t.cancelled_amount AS cancelled,
+             s.gross AS s_gross, s.fee AS s_fee, s.cancelled AS s_cancelled, s.charged_back AS s_cb,
+             COALESCE(SUM(p.gross) FILTER (WHERE p.kind = 'capture'), 0) AS cap_gross,
+             COALESCE(SUM(p.fee) FILTER (WHERE p.kind = 'capture'), 0) AS cap_fee,
+             COALESCE(SUM(p.gross) FILTER (WHERE p.kind = 'cancel'), 0) AS cancel_gross,
+             COALESCE(SUM(p.gross) FILTER (WHERE p.kind = 'chargeback'), 0) AS cb_gross
+      FROM transactions t
+      LEFT JOIN settlements s ON s.transaction_id = t.id
+      LEFT JOIN payables p ON p.transaction_id = t.id
+      WHERE (t.captured_amount > 0 OR s.transaction_id IS NOT NULL) ${merchantId ? 'AND t.merchant_id::text = $1' : ''}
+      GROUP BY t.id, s.transaction_id`, scope);
+    const differences: LedgerDifference[] = [];
+    const check = (id: string, name: string, expected: number, actual: number) => {
+      if (expected !== actual) differences.push({ transactionId: id.toUpperCase(), check: name, expected, actual });
+    };
+    for (const r of rows) {
+      check(r.id, 'settled gross = captured amount', Number(r.captured), Number(r.s_gross ?? 0));
+      if (r.s_gross === null) continue;
+      check(r.id, 'capture payables gross = captured amount', Number(r.s_gross), Number(r.cap_gross));
+      check(r.id, 'capture payables fee = processing fee', Number(r.s_fee), Number(r.cap_fee));
+      check(r.id, 'settled cancellations = cancelled amount', Number(r.cancelled), Number(r.s_cancelled));
+      check(r.id, 'cancel debits = cancelled amount', Number(r.s_cancelled), Number(r.cancel_gross));
+      check(r.id, 'chargeback debits = charged back amount', Number(r.s_cb), Number(r.cb_gross));
+    }
+    const parties: { transaction_id: string; party: string; gross: string; fee: string; net: string; expected: SplitResult }[] = await this.db.query(`
+      SELECT p.transaction_id, COALESCE(p.recipient_id::text, '${MERCHANT}') AS party, SUM(p.gross) AS gross, SUM(p.fee) AS fee, SUM(p.net) AS net, s.split AS expected
+      FROM payables p JOIN settlements s ON s.transaction_id = p.transaction_id
+      WHERE p.kind = 'capture' ${merchantId ? 'AND p.merchant_id::text = $1' : ''} GROUP BY p.transaction_id, party, s.split`, scope);
+    for (const p of parties) {
+      const share = p.party === MERCHANT ? p.expected.merchant : p.expected.entries.find((e) => e.recipient === p.party);
+      for (const col of ['gross', 'fee', 'net'] as const) check(p.transaction_id, `${p.party} ${col}`, share?.[col] ?? NaN, Number(p[col]));
+    }
+    return { transactions: rows.length, differences };
+  }
+
+  private async lockSettlement(tx: EntityManager, transactionId: string): Promise<SettlementRow | undefined> {
+    const rows: SettlementRow[] = await tx.query('SELECT * FROM settlements WHERE transaction_id = $1 FOR UPDATE', [transactionId]);
+    return rows[0];
+  }
+
+  private writeDebits(tx: EntityManager, s: SettlementRow, kind: 'cancel' | 'chargeback', debits: Debit[]): Promise<void> {
+    const on = today();
+    return this.insertPayables(tx, s.transaction_id, s.merchant_id, kind, debits.map((d) => ({ party: d.party, instalment: 1, dueDate: on, gross: d.amount, fee: 0, net: d.amount })));
+  }
+
+  private async insertPayables(tx: EntityManager, transactionId: string, merchantId: string, kind: PayableView['kind'], cells: PayableCell[]): Promise<void> {
+    if (!cells.length) return;
+    const values: unknown[] = [];
+    const tuples = cells.map((c, i) => {
+      values.push(c.party === MERCHANT ? null : c.party, c.instalment, c.dueDate, c.gross, c.fee, c.net);
+      const b = i * 6 + 4;
+      return `($1, $2, $${b}, $3, $${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5})`;
+    });
+    await tx.query(
+      `INSERT INTO payables (transaction_id, merchant_id, recipient_id, kind, instalment, due_date, gross, fee, net) VALUES ${tuples.join(', ')}`,
+      [transactionId, merchantId, kind, ...values],
+    );
+  }
+}
+
+function toView(r: PayableRow): PayableView {
+  return {
+    party: r.recipient_id ?? MERCHANT,
+    kind: r.kind,
+    instalment: r.instalment,
+    dueDate: r.due_date,
+    gross: Number(r.gross),
+    fee: Number(r.fee),
+    net: Number(r.net),
+    status: r.status,
+  };
+}

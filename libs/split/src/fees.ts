@@ -1,0 +1,25 @@
+import type { FeeRate, MethodKind } from '@app/contracts';
+import { mulDivRoundHalfUp } from './money';
+
+/** SPLIT.md 1: `F = round_half_up(G × rate / 1 000 000) + fixed`. */
+export function processingFee(gross: number, rate: FeeRate): number {
+  return mulDivRoundHalfUp(gross, rate.ratePpm, 1_000_000) + rate.fixed;
+}
+
+/** Fee plans are keyed by instalment band {1}, {2..6}, {7..12}; a band is named by its first count. */
+export function instalmentBand(n: number): 1 | 2 | 7 {
+  if (n <= 1) return 1;
+  return n <= 6 ? 2 : 7;
+}
+
+/** Method 4 is debit; 1, 2 and 3 are credit (WIRE.md 4.1). */
+export function methodKind(method: number): MethodKind {
+  return method === 4 ? 'debit' : 'credit';
+}
+
+/** SPLIT.md 5: credit pays instalment k at D + 30·k days, debit at D + 1. Dates are UTC days. */
+export function dueDates(capturedOn: string, kind: MethodKind, n: number): string[] {
+  const day0 = Date.parse(`${capturedOn}T00:00:00Z`);
+  const offsets = Array.from({ length: n }, (_, i) => (kind === 'debit' ? 1 : 30 * (i + 1)));
+  return offsets.map((d) => new Date(day0 + d * 86_400_000).toISOString().slice(0, 10));
+}

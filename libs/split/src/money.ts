@@ -1,0 +1,24 @@
+/**
+ * Integer-cent arithmetic. Products of two amounts can pass 2^53 (a fee share is F × gᵢ / G), so
+ * they are done in BigInt whenever the plain product would not be exact.
+ */
+export function mulDivFloor(a: number, b: number, d: number): number {
+  const p = a * b;
+  if (Number.isSafeInteger(p)) return Math.floor(p / d);
+  return Number((BigInt(a) * BigInt(b)) / BigInt(d));
+}
+
+/** round_half_up(a × b / d) for non-negative integers (SPLIT.md 1: the fee). */
+export function mulDivRoundHalfUp(a: number, b: number, d: number): number {
+  const p = a * b;
+  if (Number.isSafeInteger(p * 2)) return Math.floor((p * 2 + d) / (2 * d));
+  return Number((BigInt(a) * BigInt(b) * 2n + BigInt(d)) / (2n * BigInt(d)));
+}
+
+/** SPLIT.md 5: `floor(x/n)` per instalment, `x mod n` added to instalment 1. */
+export function instalmentCells(x: number, n: number): number[] {
+  const each = Math.floor(x / n);
+  const cells = new Array<number>(n).fill(each);
+  cells[0] += x - each * n;
+  return cells;
+}

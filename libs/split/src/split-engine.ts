@@ -1,0 +1,126 @@
+import { EntryShare, FieldProblem, SplitEntryInput, SplitErrorCodes as C, SplitMode, SplitResult } from '@app/contracts';
+import { mulDivFloor } from './money';
+import { percentageToBp } from './percentage';
+
+/**
+ * The split engine (SPLIT.md 1–4): pure, integer cents, deterministic. The API validates and
+ * previews with it, settlement computes payables with it, so both always agree to the cent.
+ */
+
+/** SPLIT.md 2: flags whose precondition is not met are ignored. */
+export function entryMode(e: SplitEntryInput): SplitMode {
+  if (!e.chargeProcessingFee) return e.chargeRecipientProcessingFee ? 'FULL' : 'FREE';
+  if (e.percentage !== undefined || e.isGrossAmount) return 'PRORATA';
+  return 'NET_AMOUNT';
+}
+
+function grossSlice(e: SplitEntryInput, gross: number): number {
+  if (e.amount !== undefined) return e.amount;
+  const r = percentageToBp(e.percentage ?? '');
+  return 'bp' in r ? mulDivFloor(gross, r.bp, 10_000) : 0;
+}
+
+/** Largest slice, ties to the earliest declared (SPLIT.md 2 and 4); -1 when none qualifies. */
+export function principalIndex(entries: readonly { gross: number }[], qualifies: (i: number) => boolean): number {
+  let best = -1;
+  entries.forEach((e, i) => {
+    if (qualifies(i) && (best < 0 || e.gross > entries[best].gross)) best = i;
+  });
+  return best;
+}
+
+/** SPLIT.md 2: the shares of `gross` for a split that validates (see validateSplit). */
+export function computeSplit(entries: readonly SplitEntryInput[], gross: number, fee: number): SplitResult {
+  const shares: EntryShare[] = entries.map((e) => {
+    const mode = entryMode(e);
+    const g = grossSlice(e, gross);
+    const f = mode === 'FULL' ? fee : mode === 'PRORATA' ? mulDivFloor(fee, g, gross) : 0;
+    return { recipient: e.recipient ?? '', mode, liable: e.liable, gross: g, fee: f, net: g - f };
+  });
+  const merchantGross = gross - shares.reduce((s, e) => s + e.gross, 0);
+  let merchantFee = 0;
+  if (!shares.some((e) => e.mode === 'FULL')) {
+    const prorata = (i: number) => shares[i].mode === 'PRORATA';
+    const remainder = fee - shares.reduce((s, e, i) => s + (prorata(i) ? e.fee : 0), 0);
+    const merchantWeight = gross - shares.reduce((s, e, i) => s + (prorata(i) ? e.gross : 0), 0);
+    if (merchantWeight > 0) merchantFee = remainder;
+    else {
+      // Nothing of the sale is the merchant's: the fee remainder goes to the principal fee payer.
+      const p = principalIndex(shares, prorata);
+      shares[p].fee += remainder;
+      shares[p].net -= remainder;
+    }
+  }
+  return { gross, fee, entries: shares, merchant: { gross: merchantGross, fee: merchantFee, net: merchantGross - merchantFee } };
+}
+
+export interface SplitContext {
+  gross: number;
+  fee: number;
+  merchantId: string;
+  /** The merchant's recipients named by the entries, with their status. */
+  recipients: ReadonlyMap<string, 'pending' | 'approved'>;
+  maxEntries: number;
+  /** Field path of the list, for the parameter of each problem. */
+  path?: string;
+  /** Field path of the amount the fee is computed on. */
+  amountPath?: string;
+}
+
+/**
+ * SPLIT.md 3: every problem of a split, each with its stable code and the field it is about.
+ * Empty when the split is valid; computeSplit is then safe to call.
+ */
+export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitContext): FieldProblem[] {
+  const path = ctx.path ?? 'payment.split';
+  const problems: FieldProblem[] = [];
+  const add = (code: FieldProblem['code'], parameter: string, message: string) => problems.push({ code, parameter, message });
+
+  if (entries.length === 0) add(C.Empty, path, `${path} must have at least one entry when present.`);
+  if (entries.length > ctx.maxEntries) add(C.TooManyEntries, path, `${path} may have at most ${ctx.maxEntries} entries.`);
+
+  const seen = new Set<string>();
+  let percentSum = 0;
+  entries.forEach((e, i) => {
+    const at = `${path}[${i}]`;
+    const recipient = e.recipient?.trim().toLowerCase() ?? '';
+    if (!recipient) add(C.RecipientRequired, `${at}.recipient`, `${at}.recipient is required.`);
+    else if (recipient === ctx.merchantId.toLowerCase()) add(C.RecipientIsMerchant, `${at}.recipient`, `${at}.recipient is the merchant itself; the merchant receives the residual without an entry.`);
+    else if (!ctx.recipients.has(recipient)) add(C.RecipientNotFound, `${at}.recipient`, `${at}.recipient is not a recipient of this merchant.`);
+    else if (ctx.recipients.get(recipient) !== 'approved') add(C.RecipientNotActive, `${at}.recipient`, `${at}.recipient is not approved yet.`);
+    if (recipient && seen.has(recipient)) add(C.RecipientDuplicated, `${at}.recipient`, `${at}.recipient appears in more than one entry.`);
+    seen.add(recipient);
+
+    if (e.percentage === undefined && e.amount === undefined) add(C.ValueRequired, at, `${at} must have a percentage or an amount.`);
+    else if (e.percentage !== undefined && e.amount !== undefined) add(C.ValueAmbiguous, at, `${at} must have a percentage or an amount, not both.`);
+    else if (e.percentage !== undefined) {
+      const r = percentageToBp(e.percentage);
+      if ('bp' in r) percentSum += r.bp;
+      else if (r.error === 'precision') add(C.PercentagePrecision, `${at}.percentage`, `${at}.percentage may have at most 2 decimals.`);
+      else add(C.PercentageOutOfRange, `${at}.percentage`, `${at}.percentage must be from 1 to 100.`);
+    } else if (!Number.isSafeInteger(e.amount) || e.amount! < 1 || e.amount! > ctx.gross) {
+      add(C.AmountOutOfRange, `${at}.amount`, `${at}.amount must be from 1 to the sale amount (${ctx.gross} cents).`);
+    }
+  });
+  if (percentSum > 10_000) add(C.PercentageSumExceeded, path, `The percentages of ${path} add up to more than 100.`);
+  const modes = entries.map(entryMode);
+  if (modes.filter((m) => m === 'FULL').length > 1) add(C.MultipleFullFeePayers, path, `Only one entry of ${path} may pay the processing fee in full.`);
+  else if (modes.includes('FULL') && modes.includes('PRORATA')) {
+    add(C.FullAndProrataConflict, path, `An entry of ${path} paying the fee in full excludes entries sharing it pro rata.`);
+  }
+  if (ctx.fee >= ctx.gross) {
+    const amountPath = ctx.amountPath ?? 'payment.amount';
+    add(C.FeeExceedsAmount, amountPath, `The processing fee (${ctx.fee} cents) is not less than ${amountPath} (${ctx.gross} cents).`);
+  }
+  if (problems.length) return problems;
+
+  // After the fee: only now are the shares well defined.
+  const r = computeSplit(entries, ctx.gross, ctx.fee);
+  const slices = r.entries.reduce((s, e) => s + e.gross, 0);
+  if (slices > ctx.gross) return [{ code: C.GrossExceeded, parameter: path, message: `The entries of ${path} add up to ${slices} cents, more than the sale's ${ctx.gross}.` }];
+  r.entries.forEach((e, i) => {
+    if (e.net < 0) add(C.FeeExceedsShare, `${path}[${i}]`, `${path}[${i}] gets ${e.gross} cents, less than the ${e.fee} cents of processing fee it would pay.`);
+  });
+  if (r.merchant.net < 0) add(C.MerchantNetNegative, path, `The merchant's residual (${r.merchant.gross} cents) does not cover its ${r.merchant.fee} cents of processing fee.`);
+  return problems;
+}
