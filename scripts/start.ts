@@ -248,8 +248,8 @@ function appEnvironment(keys: KeySet, dataDir: string, infra: { databaseUrl: str
     REDIS_URL: infra.redisUrl,
     DATA_DIR: dataDir,
     NODE_ENV: 'development',
-    // The sandbox merchant's listener is usually on this machine.
-    NOTIFIER_ALLOW_LOOPBACK: 'true',
+    // The sandbox merchant's listener is usually on this machine: webhooks may reach loopback.
+    WEBHOOK_ALLOW_NETWORKS: env.WEBHOOK_ALLOW_NETWORKS ?? '127.0.0.0/8,::1/128',
   };
 }
 
@@ -318,6 +318,7 @@ function printWelcome(merchant: SandboxMerchant, dataDir: string, api: Supervise
   say('');
   say(`API listening on ${base}`);
   say(`API docs: ${base}/docs`);
+  say(`Operator dashboard: ${base}/admin/queues (Authorization: Bearer <ADMIN_TOKEN from ${shortPath(join(dataDir, 'dev-keys.env'))}>)`);
   say(`Logs: ${shortPath(join(dataDir, 'logs'))}/<app>.log. Ctrl-C stops everything.`);
 }
 

@@ -8,7 +8,9 @@ import { gatewayClientProvider } from './messaging/gateway-client.provider';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
 import { CorrelationInterceptor } from './correlation.interceptor';
-import { FeePlansRepository, LedgerRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { DeliveriesRepository, FeePlansRepository, LedgerRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { AdminController } from './admin/admin.controller';
+import { AdminQueues } from './admin/admin-queues';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { ReceiverController } from './receiver/receiver.controller';
 import { ReceiverService } from './receiver/receiver.service';
@@ -20,7 +22,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: appImports('api', config.base, config.dbPoolSize),
-      controllers: [TokensController, ReceiverController],
+      controllers: [TokensController, ReceiverController, AdminController],
       providers: [
         { provide: ApiConfig, useValue: config },
         MerchantAuthService,
@@ -32,6 +34,8 @@ export class AppModule {
         FeePlansRepository,
         LedgerRepository,
         SaleTermsService,
+        DeliveriesRepository,
+        { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redisUrl, config.base.queuePrefix) },
         gatewayClientProvider,
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         { provide: APP_INTERCEPTOR, useClass: CorrelationInterceptor },

@@ -8,6 +8,7 @@ import { drainOnSignals, httpRequests, requestIdOf } from '@app/platform';
 import { loadApiConfig } from './config/api.config';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { AppModule } from './app.module';
+import { setUpAdmin } from './admin/admin.setup';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
@@ -28,7 +29,7 @@ async function bootstrap(): Promise<void> {
   // WIRE.md 1: only JSON is accepted. Checked before any parser runs, so a form or text body is a
   // 415 whatever parsers the framework registered.
   fastify.addHook('onRequest', (req, _reply, done) => {
-    if (req.method === 'POST' && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
+    if (req.method === 'POST' && !req.url.startsWith('/admin') && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
       done(new DomainError('media_type', ErrorCodes.UnsupportedMediaType, 'Content-Type must be application/json.'));
     } else {
       done();
@@ -39,6 +40,8 @@ async function bootstrap(): Promise<void> {
     httpRequests.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     done();
   });
+
+  await setUpAdmin(app, config.adminToken);
 
   const doc = new DocumentBuilder()
     .setTitle('Card gateway API')

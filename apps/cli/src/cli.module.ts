@@ -1,6 +1,10 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, FeePlansRepository, LedgerRepository, RecipientsRepository } from '@app/persistence';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
+import { dataSourceOptions, DeliveriesRepository, FeePlansRepository, LedgerRepository, RecipientsRepository } from '@app/persistence';
+import { DELIVERY_QUEUE } from '@app/webhooks';
+import { MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
@@ -32,12 +36,27 @@ import { VaultRotationService } from './vault/vault-rotation.service';
     PayablesListCommand,
     ChargebackRecordCommand,
     LedgerVerifyCommand,
+    DeliveriesRepository,
+    {
+      // Connects only when a command queues something (webhooks:replay).
+      provide: Queue,
+      inject: [CliConfig],
+      useFactory: (cfg: CliConfig) => new Queue(DELIVERY_QUEUE, { connection: new IORedis(cfg.base.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true }), prefix: cfg.base.queuePrefix }),
+    },
+    WebhooksListCommand,
+    WebhooksReplayCommand,
+    MerchantRotateWebhookSecretCommand,
   ],
 })
 export class CliModule implements OnApplicationShutdown {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly queue: Queue,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    await this.queue.close();
+    (this.queue.opts.connection as IORedis).disconnect();
     if (this.db.isInitialized) await this.db.destroy();
   }
 }

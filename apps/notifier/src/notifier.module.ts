@@ -1,15 +1,46 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
+import { DeliveriesRepository } from '@app/persistence';
 import { appImports } from '@app/platform';
+import { DELIVERY_QUEUE } from '@app/webhooks';
 import { NotifierConfig } from './config/notifier.config';
+import { DeliveriesService } from './deliveries/deliveries.service';
+import { DeliveryWorker } from './deliveries/delivery.worker';
+import { StatusChangedHandler } from './deliveries/status-changed.handler';
 
-/** Bootstrap, health and config only; its handlers arrive with their issue. */
+const REDIS = Symbol('REDIS');
+
 @Module({})
-export class NotifierModule {
+export class NotifierModule implements OnApplicationShutdown {
+  constructor(
+    private readonly queue: Queue,
+    @Inject(REDIS) private readonly redis: IORedis,
+  ) {}
+
   static forRoot(config: NotifierConfig): DynamicModule {
     return {
       module: NotifierModule,
       imports: appImports('notifier', config.base, config.dbPoolSize),
-      providers: [{ provide: NotifierConfig, useValue: config }],
+      controllers: [StatusChangedHandler],
+      providers: [
+        { provide: NotifierConfig, useValue: config },
+        { provide: REDIS, useFactory: () => new IORedis(config.base.redisUrl, { maxRetriesPerRequest: null }) },
+        {
+          provide: Queue,
+          inject: [REDIS],
+          // Its connection also feeds the delivery worker (which duplicates it for blocking reads).
+          useFactory: (redis: IORedis) => new Queue(DELIVERY_QUEUE, { connection: redis, prefix: config.base.queuePrefix }),
+        },
+        DeliveriesRepository,
+        DeliveriesService,
+        DeliveryWorker,
+      ],
     };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.close();
+    await this.redis.quit().catch(() => undefined);
   }
 }

@@ -4,3 +4,4 @@ export * from './tokens';
 export * from './errors';
 export * from './transactions';
 export * from './split';
+export * from './transaction-response';

@@ -23,5 +23,5 @@ export type EventName = (typeof Events)[keyof typeof Events];
 export const WorkerPatterns = {
   tokenizer: [Patterns.TokenAdd, Patterns.TokenRetrieve, Patterns.CardAuthorize, Patterns.CardCapture, Patterns.CardCancel],
   settlement: [Events.TransactionCaptured, Events.TransactionCancelled] as string[],
-  notifier: [] as string[],
+  notifier: [Events.TransactionStatusChanged] as string[],
 } as const;

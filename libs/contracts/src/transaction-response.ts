@@ -1,4 +1,5 @@
-import { OperationIds, OperationName, PartyShare, StatusMessages, TransactionView } from '@app/contracts';
+import type { PartyShare } from './split';
+import { OperationIds, OperationName, StatusMessages, TransactionView } from './transactions';
 
 const cents = (p: PartyShare) => ({ grossAmount: String(p.gross), feeAmount: String(p.fee), netAmount: String(p.net) });
 

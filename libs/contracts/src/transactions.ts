@@ -128,4 +128,7 @@ export interface TransactionEvent {
   amount?: number;
   capturedAmount: number;
   cancelledAmount: number;
+  /** transaction.status_changed: where the merchant listens, and the transaction as of this change. */
+  urlReturn?: string;
+  view?: TransactionView;
 }

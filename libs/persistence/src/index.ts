@@ -6,3 +6,4 @@ export * from './outbox/outbox.relay';
 export * from './settlement/recipients.repository';
 export * from './settlement/fee-plans.repository';
 export * from './settlement/ledger.repository';
+export * from './webhooks/deliveries.repository';

@@ -7,7 +7,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { parseSale } from '../transactions/sale-request.parser';
 import { parseCancel, parseCapture, parseReport } from '../transactions/transaction-operations.parser';
 import { ReceiverService } from './receiver.service';
-import { toTransactionResponse } from './transaction-response';
+import { toTransactionResponse } from '@app/contracts';
 import { ReceiverExamples, TransactionResponseSchema } from './receiver.openapi';
 
 const OPERATIONS = ['sale', 'authorize', 'capture', 'cancel', 'report'] as const;

@@ -1,17 +1,35 @@
+import type { BlockList } from 'node:net';
 import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
+import { parseAllowList } from '@app/webhooks';
 
 export class NotifierConfig {
   base: BaseConfig;
   healthPort: number;
   dbPoolSize: number;
+  /** Per-attempt limit for the listener's answer. */
+  timeoutMs: number;
+  /** Multiplies every step of the retry schedule (1 in production; tests compress it). */
+  scheduleScale: number;
+  /** Networks a webhook may reach although private/loopback/link-local (development, tests). */
+  allowNetworks: BlockList;
+  /** Attempts in flight in this process, and at most this many to one host. */
+  concurrency: number;
+  perDestination: number;
 }
 
 export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): NotifierConfig {
   const r = new EnvReader(env);
+  const scale = r.str('WEBHOOK_SCHEDULE_SCALE', '1');
+  if (!/^\d+(\.\d+)?$/.test(scale) || Number(scale) <= 0 || Number(scale) > 1) r.problem(`WEBHOOK_SCHEDULE_SCALE must be a number in (0, 1] (got "${scale}")`);
   const cfg: NotifierConfig = {
     base: readBaseConfig(r),
     healthPort: r.int('HEALTH_PORT', 3003, 0, 65535),
-    dbPoolSize: r.int('DB_POOL_SIZE', 5, 1, 200),
+    dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),
+    timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+    scheduleScale: Number(scale) || 1,
+    allowNetworks: r.parse('WEBHOOK_ALLOW_NETWORKS', () => parseAllowList(r.optional('WEBHOOK_ALLOW_NETWORKS') ?? ''))!,
+    concurrency: r.int('WEBHOOK_CONCURRENCY', 64, 1, 1000),
+    perDestination: r.int('WEBHOOK_PER_DESTINATION', 16, 1, 1000),
   };
   r.done('notifier');
   return cfg;

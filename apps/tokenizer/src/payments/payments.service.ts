@@ -125,7 +125,8 @@ export class PaymentsService {
       // Cumulative amounts travel with every event: settlement applies them idempotently, whatever the order.
       const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion, capturedAmount: view.capturedAmount, cancelledAmount: view.cancelledAmount };
       return [
-        { event: Events.TransactionStatusChanged, payload: { ...base, status: view.status } },
+        // The notifier renders the webhook from this snapshot: the row may have moved on by then.
+        { event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return ?? undefined, view } },
         ...extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } })),
       ];
     };

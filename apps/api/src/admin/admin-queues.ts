@@ -1,0 +1,29 @@
+import { OnApplicationShutdown } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
+import { Events, Patterns } from '@app/contracts';
+import { DELIVERY_QUEUE } from '@app/webhooks';
+
+/** Request/reply queues: their jobs carry sealed card data, so the dashboard never shows it. */
+export const CARD_BEARING_QUEUES: readonly string[] = Object.values(Patterns);
+/** Queues whose failed jobs an operator may retry from the dashboard. */
+export const RETRYABLE_QUEUES: readonly string[] = [DELIVERY_QUEUE, Events.TransactionCaptured, Events.TransactionCancelled];
+
+/** Every queue of the system, for the operator dashboard and the replay endpoint. */
+export class AdminQueues implements OnApplicationShutdown {
+  private readonly redis: IORedis;
+  readonly all: Queue[];
+  readonly delivery: Queue;
+
+  constructor(redisUrl: string, prefix: string) {
+    this.redis = new IORedis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+    const names = [...Object.values(Patterns), ...Object.values(Events), DELIVERY_QUEUE];
+    this.all = names.map((name) => new Queue(name, { connection: this.redis, prefix }));
+    this.delivery = this.all.find((q) => q.name === DELIVERY_QUEUE)!;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.all.map((q) => q.close()));
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,38 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { toTransactionResponse, TransactionEvent } from '@app/contracts';
+import { DeliveriesRepository } from '@app/persistence';
+import { enqueueDelivery } from '@app/webhooks';
+
+/**
+ * transaction.status_changed → a delivery to the merchant's urlReturn (WIRE.md 6). The body is
+ * rendered once from the event's snapshot of the transaction and stored; attempts only re-sign it.
+ */
+@Injectable()
+export class DeliveriesService {
+  private readonly logger = new Logger(DeliveriesService.name);
+
+  constructor(
+    private readonly deliveries: DeliveriesRepository,
+    private readonly queue: Queue,
+  ) {}
+
+  async onStatusChanged(e: TransactionEvent): Promise<void> {
+    if (!e.urlReturn || !e.view) return; // no listener: nothing to deliver
+    const url = new URL(e.urlReturn);
+    // Existing listeners read TransactionID from the query (then call report); their own query stays.
+    url.searchParams.set('TransactionID', e.view.id);
+    const body = JSON.stringify({ type: 'transaction.status_changed', timestamp: new Date().toISOString(), data: toTransactionResponse(e.view) });
+    const delivery = await this.deliveries.createOnce({
+      merchantId: e.merchantId,
+      transactionId: e.transactionId.toLowerCase(),
+      statusVersion: e.statusVersion,
+      event: 'transaction.status_changed',
+      url: url.toString(),
+      body,
+    });
+    // Queued again on a re-delivered event: the job id dedups, and a settled delivery is a no-op.
+    if (delivery.status === 'pending' || delivery.status === 'sending') await enqueueDelivery(this.queue, delivery.id);
+    this.logger.debug?.(`delivery ${delivery.id} for ${e.transactionId} v${e.statusVersion}`);
+  }
+}

@@ -1,0 +1,114 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { BlockList } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import type { AttemptErrorClass, WebhookSecrets } from '@app/persistence';
+import { BlockedAddressError, guardedLookup, isForbidden, parseRetryAfter } from '@app/webhooks';
+import { isIP } from 'node:net';
+
+const MAX_RESPONSE_BYTES = 1024;
+
+export interface SendResult {
+  durationMs: number;
+  httpStatus?: number;
+  errorClass?: AttemptErrorClass;
+  responseBody?: string;
+  retryAfterMs?: number;
+}
+
+/**
+ * One webhook attempt: POST the stored body with Standard Webhooks headers signed now. Redirects
+ * are not followed (a 3xx is a failed attempt); the listener's answer is read up to 1 KiB.
+ */
+export class WebhookSender {
+  private readonly lookup;
+  private readonly agents;
+
+  constructor(
+    private readonly allow: BlockList,
+    private readonly timeoutMs: number,
+  ) {
+    this.lookup = guardedLookup(allow);
+    const opts = { keepAlive: true, maxSockets: 64, lookup: this.lookup } as http.AgentOptions;
+    this.agents = { http: new http.Agent(opts), https: new https.Agent(opts) };
+  }
+
+  send(webhookId: string, url: string, body: string, secrets: WebhookSecrets): Promise<SendResult> {
+    const started = process.hrtime.bigint();
+    const elapsed = () => Number((process.hrtime.bigint() - started) / 1_000_000n);
+    const target = new URL(url);
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    // An IP literal never goes through lookup: judge it here.
+    if (isIP(host) && isForbidden(host, this.allow)) return Promise.resolve({ durationMs: elapsed(), errorClass: 'ssrf_blocked', responseBody: `${host} is a private, loopback or link-local address` });
+
+    const timestamp = new Date();
+    // During a secret rotation's grace period the old secret signs too (space-separated list).
+    const signature = [secrets.current, secrets.previous].filter((s): s is string => !!s).map((s) => new Webhook(s).sign(webhookId, timestamp, body)).join(' ');
+    const isHttps = target.protocol === 'https:';
+    return new Promise((resolve) => {
+      let settled = false;
+      const done = (r: Omit<SendResult, 'durationMs'>) => {
+        if (settled) return;
+        settled = true;
+        resolve({ durationMs: elapsed(), ...r });
+      };
+      const req = (isHttps ? https : http).request(target, {
+        method: 'POST',
+        agent: isHttps ? this.agents.https : this.agents.http,
+        timeout: this.timeoutMs,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'card-gateway-webhooks/1',
+          'webhook-id': webhookId,
+          'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+      });
+      const deadline = setTimeout(() => req.destroy(Object.assign(new Error('listener timed out'), { code: 'ETIMEDOUT' })), this.timeoutMs);
+      req.on('timeout', () => req.destroy(Object.assign(new Error('listener timed out'), { code: 'ETIMEDOUT' })));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_RESPONSE_BYTES) chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));
+          size += c.length;
+        });
+        res.on('end', () => {
+          clearTimeout(deadline);
+          const status = res.statusCode ?? 0;
+          done({
+            httpStatus: status,
+            errorClass: status >= 200 && status < 300 ? undefined : 'http_status',
+            responseBody: Buffer.concat(chunks).toString('utf8'),
+            retryAfterMs: parseRetryAfter(res.headers['retry-after'] as string | undefined),
+          });
+        });
+        res.on('error', (e) => {
+          clearTimeout(deadline);
+          done({ httpStatus: status(res), errorClass: classify(e), responseBody: e.message });
+        });
+      });
+      req.on('error', (e) => {
+        clearTimeout(deadline);
+        done({ errorClass: classify(e), responseBody: e.message.slice(0, MAX_RESPONSE_BYTES) });
+      });
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+}
+
+const status = (res: http.IncomingMessage) => res.statusCode;
+
+function classify(e: NodeJS.ErrnoException): AttemptErrorClass {
+  if (e instanceof BlockedAddressError || e.code === 'ESSRFBLOCKED') return 'ssrf_blocked';
+  if (e.code === 'ETIMEDOUT' || e.code === 'ESOCKETTIMEDOUT') return 'timeout';
+  if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' || e.code === 'ENODATA') return 'dns';
+  if (/CERT|SSL|TLS|ERR_TLS/i.test(e.code ?? '') || /certificate|ssl|tls/i.test(e.message)) return 'tls';
+  return 'connect';
+}

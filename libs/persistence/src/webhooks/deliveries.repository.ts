@@ -1,0 +1,160 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+
+export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
+export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
+
+export interface DeliveryRow {
+  id: string;
+  merchant_id: string;
+  transaction_id: string;
+  status_version: number;
+  event: string;
+  url: string;
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  replays: number;
+  next_attempt_at: Date | null;
+  last_http_status: number | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  succeeded_at: Date | null;
+}
+
+export interface AttemptRecord {
+  startedAt: Date;
+  durationMs: number;
+  httpStatus?: number;
+  errorClass?: AttemptErrorClass;
+  responseBody?: string;
+}
+
+export interface NewDelivery {
+  merchantId: string;
+  transactionId: string;
+  statusVersion: number;
+  event: string;
+  url: string;
+  body: string;
+}
+
+export interface WebhookSecrets {
+  current: string;
+  previous?: string;
+}
+
+const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, status, attempts, replays, next_attempt_at,
+  last_http_status, last_error, created_at, updated_at, succeeded_at`;
+
+/**
+ * Webhook deliveries and their attempts. A delivery is created once per event × URL (a unique key
+ * absorbs re-delivered events) and its body is stored once: every attempt sends the same bytes.
+ */
+@Injectable()
+export class DeliveriesRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The delivery of this event, created now or by an earlier delivery of the same event. */
+  async createOnce(d: NewDelivery): Promise<DeliveryRow> {
+    const rows: DeliveryRow[] = await this.db.query(
+      `WITH created AS (
+         INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, body)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
+       SELECT * FROM created UNION ALL
+       SELECT * FROM deliveries WHERE transaction_id = $3 AND status_version = $4 AND event = $5 AND NOT EXISTS (SELECT 1 FROM created)`,
+      [randomUUID(), d.merchantId, d.transactionId, d.statusVersion, d.event, d.url, d.body],
+    );
+    return rows[0];
+  }
+
+  async find(id: string): Promise<DeliveryRow | undefined> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+    const rows: DeliveryRow[] = await this.db.query('SELECT * FROM deliveries WHERE id = $1', [id.toLowerCase()]);
+    return rows[0];
+  }
+
+  /** Claims an attempt: returns its number, or undefined when the delivery is already settled. */
+  async startAttempt(id: string): Promise<number | undefined> {
+    const [rows]: [{ attempts: number }[], number] = await this.db.query(
+      `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, updated_at = now()
+       WHERE id = $1 AND status IN ('pending', 'sending') RETURNING attempts`,
+      [id],
+    );
+    return rows[0]?.attempts;
+  }
+
+  /** Records an attempt and the delivery's new state in one transaction. */
+  async finishAttempt(id: string, attempt: number, a: AttemptRecord, next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string }): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [id, attempt, a.startedAt, a.durationMs, a.httpStatus ?? null, a.errorClass ?? null, a.responseBody ?? null],
+      );
+      await tx.query(
+        `UPDATE deliveries SET status = $2, next_attempt_at = $3, last_http_status = $4, last_error = $5, updated_at = now(),
+           succeeded_at = CASE WHEN $2 = 'succeeded' THEN now() ELSE succeeded_at END
+         WHERE id = $1`,
+        [id, next.status, next.nextAttemptAt ?? null, a.httpStatus ?? null, next.error ?? null],
+      );
+    });
+  }
+
+  async attemptsOf(id: string): Promise<Record<string, unknown>[]> {
+    return this.db.query(
+      'SELECT attempt, started_at, duration_ms, http_status, error_class, response_body FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id',
+      [id],
+    );
+  }
+
+  list(filter: { merchantId?: string; status?: DeliveryStatus; limit?: number }): Promise<Omit<DeliveryRow, 'body'>[]> {
+    return this.db.query(
+      `SELECT ${SUMMARY} FROM deliveries
+       WHERE ($1::text IS NULL OR merchant_id::text = lower($1)) AND ($2::text IS NULL OR status = $2)
+       ORDER BY created_at DESC, id LIMIT $3`,
+      [filter.merchantId ?? null, filter.status ?? null, filter.limit ?? 100],
+    );
+  }
+
+  /**
+   * Makes a delivery that never succeeded pending again, for a replay with a fresh schedule;
+   * returns the replay number (for a distinct job id), or undefined when there is nothing to replay.
+   */
+  async resetForReplay(id: string): Promise<number | undefined> {
+    const [rows]: [{ replays: number }[], number] = await this.db.query(
+      `UPDATE deliveries SET status = 'pending', replays = replays + 1, next_attempt_at = now(), updated_at = now()
+       WHERE id = $1 AND status IN ('failed', 'blocked') RETURNING replays`,
+      [id],
+    );
+    return rows[0]?.replays;
+  }
+
+  /** Deliveries of a merchant since a time that never succeeded (for a bulk replay). */
+  async neverSucceeded(merchantId: string, since: Date): Promise<string[]> {
+    const rows: { id: string }[] = await this.db.query(
+      `SELECT id FROM deliveries WHERE merchant_id::text = lower($1) AND created_at >= $2 AND status IN ('failed', 'blocked') ORDER BY created_at, id`,
+      [merchantId, since],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Seconds since the oldest delivery still waiting to succeed was created (0 when none). */
+  async oldestOpenAgeSeconds(): Promise<number> {
+    const rows: { age: number | null }[] = await this.db.query(
+      `SELECT EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM deliveries WHERE status IN ('pending', 'sending')`,
+    );
+    return rows[0]?.age ?? 0;
+  }
+
+  /** The secret that signs, plus the previous one while its grace period lasts. */
+  async secretsOf(merchantId: string): Promise<WebhookSecrets | undefined> {
+    const rows: { webhook_secret: string; previous: string | null }[] = await this.db.query(
+      `SELECT webhook_secret, CASE WHEN previous_secret_expires_at > now() THEN previous_webhook_secret END AS previous FROM merchants WHERE id = $1`,
+      [merchantId],
+    );
+    return rows[0] && { current: rows[0].webhook_secret, previous: rows[0].previous ?? undefined };
+  }
+}

@@ -1,0 +1,4 @@
+export * from './schedule';
+export * from './address-guard';
+export * from './delivery-queue';
+export * from './replay';
