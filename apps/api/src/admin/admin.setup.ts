@@ -29,7 +29,9 @@ export async function setUpAdmin(app: NestFastifyApplication, adminToken: string
   board.setBasePath('/admin/queues');
   createBullBoard({
     queues: queues.all.map((q) => {
-      const adapter = new BullMQAdapter(q as never, { allowRetries: RETRYABLE_QUEUES.includes(q.name), readOnlyMode: false });
+      const operable = RETRYABLE_QUEUES.includes(q.name);
+      // Only deliveries and settlement may be retried (or cleaned) from the dashboard; the rest is read-only.
+      const adapter = new BullMQAdapter(q as never, { allowRetries: operable, readOnlyMode: !operable });
       if (CARD_BEARING_QUEUES.includes(q.name)) {
         adapter.setFormatter('data', () => REDACTED);
         adapter.setFormatter('returnValue', () => REDACTED);
