@@ -41,7 +41,7 @@ import { VaultRotationService } from './vault/vault-rotation.service';
       // Connects only when a command queues something (webhooks:replay).
       provide: Queue,
       inject: [CliConfig],
-      useFactory: (cfg: CliConfig) => new Queue(DELIVERY_QUEUE, { connection: new IORedis(cfg.base.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true }), prefix: cfg.base.queuePrefix }),
+      useFactory: (cfg: CliConfig) => new Queue(DELIVERY_QUEUE, { connection: new IORedis(cfg.base.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true }), prefix: cfg.base.queuePrefix }),
     },
     WebhooksListCommand,
     WebhooksReplayCommand,

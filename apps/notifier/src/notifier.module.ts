@@ -25,12 +25,13 @@ export class NotifierModule implements OnApplicationShutdown {
       controllers: [StatusChangedHandler],
       providers: [
         { provide: NotifierConfig, useValue: config },
-        { provide: REDIS, useFactory: () => new IORedis(config.base.redisUrl, { maxRetriesPerRequest: null }) },
+        // Redis down is /health's to report and the jobs' to retry: an unhandled 'error' would crash.
+        { provide: REDIS, useFactory: () => new IORedis(config.base.redisUrl, { maxRetriesPerRequest: null }).on('error', () => undefined) },
         {
           provide: Queue,
           inject: [REDIS],
           // Its connection also feeds the delivery worker (which duplicates it for blocking reads).
-          useFactory: (redis: IORedis) => new Queue(DELIVERY_QUEUE, { connection: redis, prefix: config.base.queuePrefix }),
+          useFactory: (redis: IORedis) => new Queue(DELIVERY_QUEUE, { connection: redis, prefix: config.base.queuePrefix }).on('error', () => undefined),
         },
         DeliveriesRepository,
         DeliveriesService,

@@ -17,8 +17,10 @@ export class AdminQueues implements OnApplicationShutdown {
 
   constructor(redisUrl: string, prefix: string) {
     this.redis = new IORedis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+    // Redis down is /health's to report (and a 503 per request): an unhandled 'error' would crash.
+    this.redis.on('error', () => undefined);
     const names = [...Object.values(Patterns), ...Object.values(Events), DELIVERY_QUEUE];
-    this.all = names.map((name) => new Queue(name, { connection: this.redis, prefix }));
+    this.all = names.map((name) => new Queue(name, { connection: this.redis, prefix }).on('error', () => undefined));
     this.delivery = this.all.find((q) => q.name === DELIVERY_QUEUE)!;
   }
 
