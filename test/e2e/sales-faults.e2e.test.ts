@@ -63,8 +63,9 @@ describe('sales under faults', () => {
       const r = new Redis(redis.url);
       try {
         for (const event of ['transaction.status_changed', 'transaction.captured']) {
-          const jobKeys = await r.keys(`${process.env.QUEUE_PREFIX}:${event}:outbox-*`);
-          const jobIds = jobKeys.map((k) => k.split(':').pop()).filter((id) => !id!.includes(':'));
+          // Job hashes only (`<prefix>:<queue>:<job id>`): a consumer's lock or log keys are not jobs.
+          const jobKeys = (await r.keys(`${process.env.QUEUE_PREFIX}:${event}:outbox-*`)).filter((k) => /^[^:]+:[^:]+:outbox-[0-9a-f-]{36}$/.test(k));
+          const jobIds = jobKeys.map((k) => k.split(':')[2]);
           expect(new Set(jobIds).size).toBe(jobIds.length);
           expect(jobIds.sort()).toEqual(rows.filter((x) => x.event === event).map((x) => `outbox-${x.id}`).sort());
         }

@@ -11,6 +11,10 @@ import { PostgresSandboxCallLog } from './acquirer/sandbox-call-log';
 import { TokenizerConfig } from './config/tokenizer.config';
 import { PaymentsHandler } from './payments/payments.handler';
 import { PaymentsService } from './payments/payments.service';
+import { AUTHORIZE_QUEUE, PendingSalesReconciler } from './payments/pending-sales.reconciler';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
+import { Patterns } from '@app/contracts';
 import { TokenCardsRepository } from './tokens/token-cards.repository';
 import { TokensHandler } from './tokens/tokens.handler';
 import { TokensService } from './tokens/tokens.service';
@@ -30,6 +34,13 @@ export class TokenizerModule {
         TokensService,
         TransactionsRepository,
         PaymentsService,
+        PendingSalesReconciler,
+        {
+          // Read-only use (does a job exist?); errors are the reconciler's to retry, not a crash.
+          provide: AUTHORIZE_QUEUE,
+          useFactory: () =>
+            new Queue(Patterns.CardAuthorize, { connection: new IORedis(config.base.redisUrl, { maxRetriesPerRequest: 1 }).on('error', () => undefined), prefix: config.base.queuePrefix }).on('error', () => undefined),
+        },
         PostgresSandboxCallLog,
         {
           // In this (test) environment every acquirer code is served by the sandbox.

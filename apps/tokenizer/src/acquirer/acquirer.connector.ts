@@ -42,6 +42,11 @@ export interface AcquirerConnector {
   capture(cmd: FollowUpCommand): Promise<AcquirerResult>;
   cancel(cmd: FollowUpCommand): Promise<AcquirerResult>;
   reverse(cmd: FollowUpCommand): Promise<AcquirerResult>;
+  /**
+   * What became of an operation, when the acquirer knows it (acquirers answer queries by the
+   * merchant's order key); undefined when it never reached them. Never acts.
+   */
+  inquire(operationKey: string): Promise<AcquirerResult | undefined>;
 }
 
 export const ACQUIRER_CONNECTOR = Symbol('ACQUIRER_CONNECTOR');

@@ -56,6 +56,10 @@ export class SandboxAcquirer implements AcquirerConnector {
     return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'reverse', tid: cmd.tid, result });
   }
 
+  async inquire(operationKey: string): Promise<AcquirerResult | undefined> {
+    return (await this.log.find(operationKey))?.result;
+  }
+
   private async followUp(kind: 'capture' | 'cancel', cmd: FollowUpCommand): Promise<AcquirerResult> {
     const known = await this.log.recordRepeat({ operationKey: cmd.operationKey, kind, amount: cmd.amount });
     if (known) return known.result;

@@ -19,6 +19,9 @@ export class TokenizerConfig {
   /** Sandbox acquirer: how long a card ending in 9 takes to be approved (WIRE.md 7). */
   sandboxSlowApprovalMs: number;
   outboxIntervalMs: number;
+  /** A sale at status 0 this long, with no authorization job, is abandoned (declined, `101`). */
+  orphanAfterS: number;
+  reconcileIntervalMs: number;
 }
 
 export function readVaultKeys(r: EnvReader, base: BaseConfig): VaultKeys {
@@ -41,6 +44,9 @@ export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): Token
     dbPoolSize: r.int('DB_POOL_SIZE', 16, 1, 200),
     sandboxSlowApprovalMs: r.int('SANDBOX_SLOW_APPROVAL_MS', 2000, 0, 60_000),
     outboxIntervalMs: r.int('OUTBOX_INTERVAL_MS', 200, 10, 60_000),
+    // Well above the API's sync wait and a normal queue delay: only a sale nobody will decide.
+    orphanAfterS: r.int('SALE_ORPHAN_AFTER_S', 120, 1, 86_400),
+    reconcileIntervalMs: r.int('SALE_RECONCILE_INTERVAL_MS', 30_000, 100, 3_600_000),
   };
   r.done('tokenizer');
   return cfg;

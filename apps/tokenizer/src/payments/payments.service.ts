@@ -76,6 +76,22 @@ export class PaymentsService {
     return this.apply(row, change, req.capture && change.status === S.Approved ? [{ event: Events.TransactionCaptured, amount }] : []);
   }
 
+  /**
+   * A sale left at status 0 with no authorization job (the API stopped between recording it and
+   * queueing it, or the decision could not be recorded): the card is gone, so it is declined with
+   * `101`, and whatever the acquirer knows of its authorization is reversed first, so the card is
+   * never left charged with an unknown outcome.
+   */
+  async abandon(row: TransactionRow): Promise<TransactionView> {
+    const known = await this.acquirer.inquire(`${row.id}-authorize`);
+    const change: Transition = { status: S.Unauthorized, errorCode: ErrorCodes.NotProcessed };
+    if (known) {
+      change.processor = processorOf(known);
+      if (known.outcome !== 'declined') await this.acquirer.reverse({ operationKey: `${row.id}-reversal`, tid: known.tid });
+    }
+    return this.apply(row, change, []);
+  }
+
   async capture(req: CaptureRequest): Promise<TransactionView> {
     const row = await this.load(req.merchantId, req.transactionId);
     this.assertCapturable(row);

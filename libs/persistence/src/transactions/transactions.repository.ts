@@ -102,6 +102,14 @@ export class TransactionsRepository {
     return rows[0];
   }
 
+  /** Sales still at status 0 after `olderThanS` seconds, oldest first (for the reconciler). */
+  findStalePending(olderThanS: number, limit: number): Promise<TransactionRow[]> {
+    return this.db.query(
+      `SELECT * FROM transactions WHERE status = 0 AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+      [olderThanS, limit],
+    );
+  }
+
   /**
    * Applies a status change if nobody changed the transaction since `expectedVersion` was read,
    * and records its events in the outbox. Returns the new row, or undefined when another change

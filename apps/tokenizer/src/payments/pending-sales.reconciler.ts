@@ -1,0 +1,64 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import type IORedis from 'ioredis';
+import { TransactionsRepository } from '@app/persistence';
+import { TokenizerConfig } from '../config/tokenizer.config';
+import { PaymentsService } from './payments.service';
+
+export const AUTHORIZE_QUEUE = Symbol('AUTHORIZE_QUEUE');
+
+/**
+ * Every sale ends in a final status. A sale still at status 0 after SALE_ORPHAN_AFTER_S whose
+ * authorization job is gone from the queue will never be decided by a job (its API stopped
+ * between recording and queueing it, or its decision could not be recorded): it is abandoned
+ * (PaymentsService.abandon). A sale whose job still waits (tokenizers down, a backlog) is left to
+ * the job. Runs in every tokenizer; a status moves by compare-and-set, so two of them agree.
+ */
+@Injectable()
+export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(PendingSalesReconciler.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+
+  constructor(
+    private readonly transactions: TransactionsRepository,
+    private readonly payments: PaymentsService,
+    private readonly config: TokenizerConfig,
+    @Inject(AUTHORIZE_QUEUE) private readonly queue: Queue,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.sweep(), this.config.reconcileIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+    await this.queue.close();
+    (this.queue.opts.connection as IORedis).disconnect();
+  }
+
+  /** One pass; returns how many sales it abandoned. */
+  sweep(): Promise<number> {
+    this.running ??= this.pass().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(): Promise<number> {
+    let abandoned = 0;
+    try {
+      for (const row of await this.transactions.findStalePending(this.config.orphanAfterS, 100)) {
+        // The authorization job's id is the transaction id; while it exists, it decides the sale.
+        if (await this.queue.getJob(row.id)) continue;
+        const view = await this.payments.abandon(row);
+        abandoned++;
+        this.logger.warn({ transactionId: view.id, status: view.status, errorCode: view.errorCode }, 'pending sale without an authorization job: abandoned');
+      }
+    } catch (e) {
+      // Postgres or Redis down: the next pass tries again.
+      this.logger.warn(`pending sales pass failed: ${(e as Error).message}`);
+    }
+    return abandoned;
+  }
+}

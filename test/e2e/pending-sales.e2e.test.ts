@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
+import { Client } from 'pg';
+import { createMerchant, eventually, MerchantCredentials, post, Stack, startStack } from '../support/stack';
+
+jest.setTimeout(120_000);
+
+/**
+ * Every sale ends in a final status, even one whose authorization job never existed (the API
+ * stopped between recording the sale and queueing it) or whose decision could not be recorded
+ * after the acquirer answered: the tokenizer's reconciler declines it with 101, reversing
+ * whatever the acquirer knows of it, and leaves alone a sale whose job still waits.
+ */
+describe('sales left pending without an authorization job', () => {
+  let stack: Stack;
+  let shop: MerchantCredentials;
+  let db: Client;
+  let redis: IORedis;
+  let authorizeQueue: Queue;
+
+  const pendingSale = async (): Promise<string> => {
+    const id = randomUUID();
+    await db.query(
+      `INSERT INTO transactions (id, merchant_id, reference, operation, status, acquirer, method, instalments, currency, amount, masked_card, brand, created_at)
+       VALUES ($1, $2, $3, 3, 0, 26, 1, 1, '986', 4200, '400700******0001', 'visa', now() - interval '10 seconds')`,
+      [id, shop.merchantId, `ORPHAN-${id.slice(0, 8)}`],
+    );
+    return id;
+  };
+  const statusOf = async (id: string) => (await db.query('SELECT status, error_code, processor, status_version FROM transactions WHERE id = $1', [id])).rows[0];
+  const report = (id: string) =>
+    post(stack.baseUrl, '/v1/receiver', { 'transaction-request': { version: '1.0.0', verification: shop, report: { transactionId: id.toUpperCase() } } });
+
+  beforeAll(async () => {
+    db = new Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+    redis = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
+    authorizeQueue = new Queue('card.authorize', { connection: redis, prefix: process.env.QUEUE_PREFIX });
+    stack = await startStack({}, { envFor: { tokenizer: { SALE_ORPHAN_AFTER_S: '2', SALE_RECONCILE_INTERVAL_MS: '300' } } });
+    shop = await createMerchant('orphan shop');
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await authorizeQueue?.close();
+    redis?.disconnect();
+    await db?.end();
+  });
+
+  it('declines a sale that never reached the acquirer with 101, and tells the listener', async () => {
+    const id = await pendingSale();
+    await eventually(async () => expect(await statusOf(id)).toMatchObject({ status: 4, error_code: '101', status_version: 2 }), { timeoutMs: 15_000 });
+    expect((await report(id)).json).toMatchObject({ status: '4', errorCode: '101' });
+    const events = await db.query(`SELECT event FROM outbox WHERE aggregate_id = $1`, [id]);
+    expect(events.rows.map((r) => r.event)).toEqual(['transaction.status_changed']);
+    expect((await db.query(`SELECT 1 FROM sandbox_calls WHERE operation_key LIKE $1`, [`${id}-%`])).rowCount).toBe(0);
+  });
+
+  it('reverses an authorization the acquirer approved but the gateway never recorded', async () => {
+    const id = await pendingSale();
+    const result = { outcome: 'approved', returnCode: '00', returnMessage: 'Approved', authorizationCode: '123456', tid: `tid${id.slice(0, 8)}`, nsu: '000000001' };
+    await db.query(`INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result) VALUES ($1, 'authorize', '400700******0001', 4200, $2, $3)`, [`${id}-authorize`, result.tid, JSON.stringify(result)]);
+    await eventually(async () => expect(await statusOf(id)).toMatchObject({ status: 4, error_code: '101', processor: { tid: result.tid } }), { timeoutMs: 15_000 });
+    const reversals = await db.query(`SELECT kind, tid FROM sandbox_calls WHERE operation_key = $1 AND NOT repeat`, [`${id}-reversal`]);
+    expect(reversals.rows).toEqual([{ kind: 'reverse', tid: result.tid }]);
+  });
+
+  it('leaves alone a sale whose authorization job still waits, and decides it once the job is gone', async () => {
+    const id = await pendingSale();
+    // A job that waits (delayed far ahead): the tokenizers are busy or down; the job will decide it.
+    const job = await authorizeQueue.add('card.authorize', { p: { transactionId: id, merchantId: shop.merchantId } }, { jobId: id, delay: 3_600_000 });
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await statusOf(id)).toMatchObject({ status: 0 });
+    await job.remove();
+    await eventually(async () => expect(await statusOf(id)).toMatchObject({ status: 4, error_code: '101' }), { timeoutMs: 15_000 });
+  });
+});
