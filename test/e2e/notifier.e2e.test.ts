@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, request, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
@@ -111,6 +111,17 @@ describe('webhook delivery to urlReturn', () => {
   const deliveryOf = async (transactionId: string, statusVersion = 2) =>
     (await db.query('SELECT * FROM deliveries WHERE transaction_id = $1 AND status_version = $2', [transactionId.toLowerCase(), statusVersion])).rows[0];
   const attemptsOf = async (deliveryId: string) => (await db.query('SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id', [deliveryId])).rows;
+  /** A request with the target exactly as written (fetch would normalize it). */
+  const rawStatus = (target: string) =>
+    new Promise<number>((resolve, reject) => {
+      const u = new URL(stack.baseUrl);
+      const req = request({ host: u.hostname, port: u.port, path: target, method: 'GET' }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const res = await fetch(`${stack.baseUrl}${path}`, { headers });
     const text = await res.text();
@@ -366,6 +377,19 @@ describe('webhook delivery to urlReturn', () => {
         expect((await get(path, { authorization: 'Bearer not-the-token-at-all' })).status).toBe(401);
       }
       expect((await fetch(`${stack.baseUrl}/admin/deliveries/00000000-0000-4000-8000-000000000000/replay`, { method: 'POST' })).status).toBe(401);
+      // Other spellings of the prefix reach the same routes, so they need the token too.
+      for (const path of ['/%61dmin/deliveries', '/adm%69n/queues', '/%61dmin/queues/api/queues', 'http://gateway/admin/deliveries']) {
+        expect(await rawStatus(path)).toBe(401);
+      }
+    });
+
+    it('allow only retries among the dashboard actions', async () => {
+      const pause = await fetch(`${stack.baseUrl}/admin/queues/api/queues/transaction.cancelled/pause`, { method: 'PUT', headers: admin });
+      expect(pause.status).toBe(405);
+      const add = await fetch(`${stack.baseUrl}/admin/queues/api/queues/transaction.cancelled/add`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"x","data":{}}' });
+      expect(add.status).toBe(405);
+      const retry = await fetch(`${stack.baseUrl}/admin/queues/api/queues/webhook.deliver/retry/failed`, { method: 'PUT', headers: admin });
+      expect(retry.status).toBe(200);
     });
 
     it('bull-board shows every queue with the token, card-bearing job data redacted', async () => {

@@ -245,6 +245,15 @@ describe('split settlement', () => {
     const cb = await runCli<Json>(['chargeback:record', '--transaction', withLiable.json.transactionId, '--amount', '1001']);
     // 1001 over two equal liable slices: 500 each, the remainder cent to the earliest (principal).
     expect(cb.debits).toEqual([{ party: r[0], amount: 501 }, { party: r[2], amount: 500 }]);
+    // What the chargeback returned cannot be refunded again: a full cancel refunds the rest only.
+    const refund = await receiver('cancel', { transactionId: withLiable.json.transactionId });
+    expect(refund.json).toMatchObject({ status: '12', processor: { cancelledAmount: '8999' } });
+    const again = await receiver('cancel', { transactionId: withLiable.json.transactionId, amount: 1 });
+    expect(again.status).toBe(409);
+    await eventually(async () => {
+      const debits = (await payablesOf(withLiable.json.transactionId)).filter((p) => p.kind === 'cancel');
+      expect(debits.reduce((sum, p) => sum + p.gross, 0)).toBe(8999);
+    });
 
     const noLiable = await receiver('sale', sale(10_000, [{ recipient: r[0], percentage: 30, liable: false }]));
     await settled(noLiable.json.transactionId);

@@ -1,10 +1,7 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
 import { dataSourceOptions, DeliveriesRepository, FeePlansRepository, LedgerRepository, RecipientsRepository } from '@app/persistence';
-import { DELIVERY_QUEUE } from '@app/webhooks';
-import { MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
+import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
@@ -37,12 +34,7 @@ import { VaultRotationService } from './vault/vault-rotation.service';
     ChargebackRecordCommand,
     LedgerVerifyCommand,
     DeliveriesRepository,
-    {
-      // Connects only when a command queues something (webhooks:replay).
-      provide: Queue,
-      inject: [CliConfig],
-      useFactory: (cfg: CliConfig) => new Queue(DELIVERY_QUEUE, { connection: new IORedis(cfg.base.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true }), prefix: cfg.base.queuePrefix }),
-    },
+    { provide: DeliveryQueueRef, inject: [CliConfig], useFactory: (cfg: CliConfig) => new DeliveryQueueRef(cfg) },
     WebhooksListCommand,
     WebhooksReplayCommand,
     MerchantRotateWebhookSecretCommand,
@@ -51,12 +43,11 @@ import { VaultRotationService } from './vault/vault-rotation.service';
 export class CliModule implements OnApplicationShutdown {
   constructor(
     private readonly db: DataSource,
-    private readonly queue: Queue,
+    private readonly queue: DeliveryQueueRef,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
-    (this.queue.opts.connection as IORedis).disconnect();
     if (this.db.isInitialized) await this.db.destroy();
   }
 }

@@ -11,7 +11,7 @@ export function mulDivFloor(a: number, b: number, d: number): number {
 /** round_half_up(a × b / d) for non-negative integers (SPLIT.md 1: the fee). */
 export function mulDivRoundHalfUp(a: number, b: number, d: number): number {
   const p = a * b;
-  if (Number.isSafeInteger(p * 2)) return Math.floor((p * 2 + d) / (2 * d));
+  if (Number.isSafeInteger(p * 2 + d)) return Math.floor((p * 2 + d) / (2 * d));
   return Number((BigInt(a) * BigInt(b) * 2n + BigInt(d)) / (2n * BigInt(d)));
 }
 

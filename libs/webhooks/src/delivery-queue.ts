@@ -8,6 +8,8 @@ export const WEBHOOK_BACKOFF = 'webhook';
 
 export interface DeliveryJob {
   deliveryId: string;
+  /** The listener's host, so the per-destination cap is checked before any database read. */
+  host?: string;
 }
 
 /**
@@ -15,8 +17,9 @@ export interface DeliveryJob {
  * events never queue a delivery twice while its job is known to Redis; past that, the delivery's
  * status in Postgres makes a stray job a no-op.
  */
-export function enqueueDelivery(queue: Queue, deliveryId: string, replay = 0): Promise<unknown> {
-  return queue.add(DELIVERY_QUEUE, { deliveryId } satisfies DeliveryJob, {
+export function enqueueDelivery(queue: Queue, delivery: { id: string; url: string }, replay = 0): Promise<unknown> {
+  const deliveryId = delivery.id;
+  return queue.add(DELIVERY_QUEUE, { deliveryId, host: new URL(delivery.url).host } satisfies DeliveryJob, {
     jobId: replay ? `${deliveryId}-r${replay}` : deliveryId,
     attempts: MAX_ATTEMPTS,
     backoff: { type: WEBHOOK_BACKOFF },

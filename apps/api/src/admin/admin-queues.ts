@@ -4,8 +4,11 @@ import IORedis from 'ioredis';
 import { Events, Patterns } from '@app/contracts';
 import { DELIVERY_QUEUE } from '@app/webhooks';
 
-/** Request/reply queues: their jobs carry sealed card data, so the dashboard never shows it. */
-export const CARD_BEARING_QUEUES: readonly string[] = Object.values(Patterns);
+/**
+ * Queues whose job data the dashboard never shows: the request/reply ones carry sealed card data,
+ * and status changes carry the transaction snapshot with its token.
+ */
+export const CARD_BEARING_QUEUES: readonly string[] = [...Object.values(Patterns), Events.TransactionStatusChanged];
 /** Queues whose failed jobs an operator may retry from the dashboard. */
 export const RETRYABLE_QUEUES: readonly string[] = [DELIVERY_QUEUE, Events.TransactionCaptured, Events.TransactionCancelled];
 

@@ -4,8 +4,9 @@ import { isObject, Json, JsonObject, optionalBool, optionalInt, optionalObject, 
 import { parseBilling } from '../tokens/token-request.parser';
 
 const TOKEN = /^[0-9a-fA-F]{64}$/;
-// Any plain decimal; its range and precision are the split engine's (SPLIT_PERCENTAGE_*).
-const DECIMAL = /^\d{1,12}(?:\.\d{1,12})?$/;
+// Any numeric text (sign, exponent, many decimals): its range and precision are the split
+// engine's to judge, with their SPLIT_PERCENTAGE_* codes.
+const NUMERIC = /^[+-]?(?:\d{1,20}(?:\.\d{0,40})?|\.\d{1,40})(?:[eE][+-]?\d{1,3})?$/;
 const INT32_MAX = 2_147_483_647;
 
 /**
@@ -153,6 +154,6 @@ const present = (v: Json | undefined) => v !== undefined && v !== null && v !== 
 /** A percentage as decimal text: "12.5" stays "12.5"; a JSON number is read by its shortest decimal form. */
 function percentageText(v: Json, path: string): string {
   const text = typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : '';
-  if (!DECIMAL.test(text)) throw DomainError.validation(ErrorCodes.InvalidField, path, `${path} must be a number from 1 to 100 with at most 2 decimals.`);
+  if (!NUMERIC.test(text)) throw DomainError.validation(ErrorCodes.InvalidField, path, `${path} must be a number from 1 to 100 with at most 2 decimals.`);
   return text;
 }

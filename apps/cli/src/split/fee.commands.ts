@@ -2,6 +2,7 @@ import { Command, CommandRunner, Option } from 'nest-commander';
 import type { MethodKind } from '@app/contracts';
 import { FeePlansRepository } from '@app/persistence';
 import { percentToPpm, ppmToPercent } from '@app/split';
+import { BRANDS, normalizeFlag } from '@app/card';
 import { CliConfig } from '../config/cli.config';
 import { CliError, printJson } from '../output';
 
@@ -25,8 +26,9 @@ export class FeesSetCommand extends CommandRunner {
   async run(_args: string[], o: FeesSetOptions): Promise<void> {
     if (!o.merchant) throw new CliError('--merchant is required');
     if (o.kind !== 'credit' && o.kind !== 'debit') throw new CliError('--kind must be credit or debit');
-    const brand = o.brand?.trim().toLowerCase();
-    if (!brand) throw new CliError('--brand is required (a flag such as visa or mastercard)');
+    // The brand names a sale's card is detected as, so a typo cannot silently leave a plan unused.
+    const brand = normalizeFlag(o.brand?.trim() ?? '');
+    if (!brand) throw new CliError(`--brand must be one of ${BRANDS.join(', ')}`);
     const n = Number(o.instalments);
     if (!/^\d+$/.test(o.instalments ?? '') || n < 1 || n > 12) throw new CliError('--instalments must be a whole number from 1 to 12');
     const ratePpm = percentToPpm(o.rate ?? '');

@@ -2,12 +2,34 @@ import { Command, CommandRunner, Option } from 'nest-commander';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { DeliveriesRepository, DeliveryStatus } from '@app/persistence';
-import { replayDelivery } from '@app/webhooks';
+import IORedis from 'ioredis';
+import { DELIVERY_QUEUE, replayDelivery } from '@app/webhooks';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
 import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked'];
+
+/** The delivery queue, connected only when a command queues something (webhooks:replay). */
+export class DeliveryQueueRef {
+  private queue?: Queue;
+
+  constructor(private readonly config: CliConfig) {}
+
+  get(): Queue {
+    this.queue ??= new Queue(DELIVERY_QUEUE, {
+      connection: new IORedis(this.config.base.redisUrl, { maxRetriesPerRequest: 3 }).on('error', () => undefined),
+      prefix: this.config.base.queuePrefix,
+    });
+    return this.queue;
+  }
+
+  async close(): Promise<void> {
+    if (!this.queue) return;
+    await this.queue.close();
+    (this.queue.opts.connection as IORedis).disconnect();
+  }
+}
 
 @Command({ name: 'webhooks:list', description: "A merchant's webhook deliveries, newest first" })
 export class WebhooksListCommand extends CommandRunner {
@@ -43,14 +65,14 @@ export class WebhooksListCommand extends CommandRunner {
 export class WebhooksReplayCommand extends CommandRunner {
   constructor(
     private readonly deliveries: DeliveriesRepository,
-    private readonly queue: Queue,
+    private readonly queue: DeliveryQueueRef,
   ) {
     super();
   }
 
   async run(_args: string[], o: { delivery?: string; merchant?: string; since?: string }): Promise<void> {
     if (o.delivery) {
-      const outcome = await replayDelivery(this.deliveries, this.queue, o.delivery);
+      const outcome = await replayDelivery(this.deliveries, this.queue.get(), o.delivery);
       if (outcome === 'not_found') throw new CliError(`no delivery ${JSON.stringify(o.delivery)}`);
       if (outcome === 'not_replayable') throw new CliError('only a failed or blocked delivery can be replayed');
       printJson({ deliveryId: o.delivery.toLowerCase(), replay: outcome });
@@ -62,7 +84,7 @@ export class WebhooksReplayCommand extends CommandRunner {
     const ids = await this.deliveries.neverSucceeded(o.merchant, since);
     let queued = 0;
     for (const [i, id] of ids.entries()) {
-      if ((await replayDelivery(this.deliveries, this.queue, id)) === 'queued') queued++;
+      if ((await replayDelivery(this.deliveries, this.queue.get(), id)) === 'queued') queued++;
       if ((i + 1) % 100 === 0 || i + 1 === ids.length) progress({ replayed: i + 1, of: ids.length });
     }
     printJson({ merchantId: o.merchant.toLowerCase(), since: since.toISOString(), found: ids.length, queued });

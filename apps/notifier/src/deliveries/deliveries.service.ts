@@ -19,20 +19,21 @@ export class DeliveriesService {
 
   async onStatusChanged(e: TransactionEvent): Promise<void> {
     if (!e.urlReturn || !e.view) return; // no listener: nothing to deliver
-    const url = new URL(e.urlReturn);
-    // Existing listeners read TransactionID from the query (then call report); their own query stays.
-    url.searchParams.set('TransactionID', e.view.id);
+    // Existing listeners read TransactionID from the query (then call report). Appended to the
+    // query as written: re-encoding it could break a listener whose URL carries a signed query.
+    const [beforeHash, hash] = e.urlReturn.split(/#(.*)/s);
+    const url = `${beforeHash}${beforeHash.includes('?') ? '&' : '?'}TransactionID=${encodeURIComponent(e.view.id)}${hash !== undefined ? `#${hash}` : ''}`;
     const body = JSON.stringify({ type: 'transaction.status_changed', timestamp: new Date().toISOString(), data: toTransactionResponse(e.view) });
     const delivery = await this.deliveries.createOnce({
       merchantId: e.merchantId,
       transactionId: e.transactionId.toLowerCase(),
       statusVersion: e.statusVersion,
       event: 'transaction.status_changed',
-      url: url.toString(),
+      url,
       body,
     });
     // Queued again on a re-delivered event: the job id dedups, and a settled delivery is a no-op.
-    if (delivery.status === 'pending' || delivery.status === 'sending') await enqueueDelivery(this.queue, delivery.id);
+    if (delivery.status === 'pending' || delivery.status === 'sending') await enqueueDelivery(this.queue, delivery);
     this.logger.debug?.(`delivery ${delivery.id} for ${e.transactionId} v${e.statusVersion}`);
   }
 }

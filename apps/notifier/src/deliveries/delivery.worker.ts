@@ -55,6 +55,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       },
     });
     this.worker.on('error', (e) => this.logger.warn(`delivery worker: ${e.message}`));
+    // A last run that failed for another reason than the listener (Postgres down, no merchant):
+    // the delivery must not stay pending/sending forever; failed, it is visible and replayable.
+    this.worker.on('failed', (job, err) => {
+      if (!job || err instanceof UnrecoverableError || job.attemptsMade < (job.opts.attempts ?? MAX_ATTEMPTS)) return;
+      this.deliveries.markFailedIfOpen(job.data.deliveryId, err.message).catch((e) => this.logger.warn(`delivery ${job.data.deliveryId}: ${(e as Error).message}`));
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -64,13 +70,15 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async attempt(job: Job<DeliveryJob>, token?: string): Promise<void> {
+    // Over the host's cap: step back without spending an attempt (checked before any read, so a
+    // backlog for one slow host costs neither Postgres nor a busy loop).
+    if (job.data.host && (this.inFlight.get(job.data.host) ?? 0) >= this.config.perDestination) {
+      await job.moveToDelayed(Date.now() + 100 + Math.floor(Math.random() * 200), token);
+      throw new DelayedError();
+    }
     const delivery = await this.deliveries.find(job.data.deliveryId);
     if (!delivery || delivery.status === 'succeeded') return;
     const host = new URL(delivery.url).host;
-    if ((this.inFlight.get(host) ?? 0) >= this.config.perDestination) {
-      await job.moveToDelayed(Date.now() + 50 + Math.floor(Math.random() * 50), token);
-      throw new DelayedError();
-    }
     const attempt = await this.deliveries.startAttempt(delivery.id);
     if (attempt === undefined) return; // settled meanwhile (or failed/blocked and not replayed)
     this.inFlight.set(host, (this.inFlight.get(host) ?? 0) + 1);

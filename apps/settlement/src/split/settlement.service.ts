@@ -15,11 +15,11 @@ export class SettlementService {
 
   async onCaptured(e: TransactionEvent): Promise<void> {
     const outcome = await this.ledger.settleCapture(e.transactionId.toLowerCase());
-    this.logger.log({ transactionId: e.transactionId, outcome }, 'capture settled');
+    this.logger.debug?.({ transactionId: e.transactionId, outcome }, 'capture settled');
   }
 
   async onCancelled(e: TransactionEvent): Promise<void> {
-    const outcome = await this.ledger.settleCancel(e.transactionId.toLowerCase(), e.cancelledAmount);
-    this.logger.log({ transactionId: e.transactionId, cancelledAmount: e.cancelledAmount, outcome }, 'cancellation settled');
+    const outcome = await this.ledger.settleCancel(e.transactionId.toLowerCase());
+    this.logger.debug?.({ transactionId: e.transactionId, outcome }, 'cancellation settled');
   }
 }

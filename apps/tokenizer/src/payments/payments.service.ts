@@ -111,7 +111,10 @@ export class PaymentsService {
     this.assertCancellable(row);
     // An authorization is cancelled against what was authorized, a capture against what was captured.
     const base = row.status === S.Authorized || Number(row.captured_amount) === 0 ? Number(row.amount) : Number(row.captured_amount);
-    const remaining = base - Number(row.cancelled_amount);
+    // What a chargeback already returned to the cardholder cannot be refunded a second time.
+    const chargedBack = base === Number(row.captured_amount) ? await this.transactions.chargedBackOf(row.id) : 0;
+    const remaining = base - Number(row.cancelled_amount) - chargedBack;
+    if (remaining <= 0) throw conflict(ErrorCodes.InvalidState, 'Nothing is left to cancel: what was not cancelled was charged back.');
     const amount = req.amount ?? remaining;
     if (amount > remaining) {
       throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${remaining} cents that can still be cancelled.`);
@@ -146,7 +149,7 @@ export class PaymentsService {
         ...extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } })),
       ];
     };
-    const updated = await this.transactions.transition(row.id, row.status_version, change, events);
+    const updated = await this.transactions.transition(row, change, events);
     if (updated) {
       this.relay.poke();
       return toTransactionView(updated);

@@ -48,15 +48,24 @@ export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplica
   private async pass(): Promise<number> {
     let abandoned = 0;
     try {
-      for (const row of await this.transactions.findStalePending(this.config.orphanAfterS, 100)) {
-        // The authorization job's id is the transaction id; while it exists, it decides the sale.
-        if (await this.queue.getJob(row.id)) continue;
-        const view = await this.payments.abandon(row);
-        abandoned++;
-        this.logger.warn({ transactionId: view.id, status: view.status, errorCode: view.errorCode }, 'pending sale without an authorization job: abandoned');
+      for (const stale of await this.transactions.findStalePending(this.config.orphanAfterS, 100)) {
+        try {
+          // The authorization job's id is the transaction id; while it exists, it decides the sale.
+          if (await this.queue.getJob(stale.id)) continue;
+          // A job is removed only after its decision committed: re-read, so a sale decided while
+          // this pass ran is never reversed.
+          const row = await this.transactions.findByMerchantAndId(stale.merchant_id, stale.id);
+          if (!row || row.status !== 0 || row.status_version !== stale.status_version) continue;
+          const view = await this.payments.abandon(row);
+          abandoned++;
+          this.logger.warn({ transactionId: view.id, status: view.status, errorCode: view.errorCode }, 'pending sale without an authorization job: abandoned');
+        } catch (e) {
+          // One sale the acquirer or a dependency refused does not hold up the others.
+          this.logger.warn(`pending sale ${stale.id}: ${(e as Error).message}`);
+        }
       }
     } catch (e) {
-      // Postgres or Redis down: the next pass tries again.
+      // Postgres down: the next pass tries again.
       this.logger.warn(`pending sales pass failed: ${(e as Error).message}`);
     }
     return abandoned;

@@ -51,7 +51,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         'SELECT id, event, payload FROM outbox WHERE published_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED',
         [this.opts.batchSize],
       );
-      for (const r of rows) await this.publish(r.event, r.id, r.payload);
+      // In parallel: one Redis round trip per batch, not per event. A failure rolls the batch back;
+      // its events that did go out are published again under the same job id, which dedups them.
+      await Promise.all(rows.map((r) => this.publish(r.event, r.id, r.payload)));
       if (rows.length) await tx.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
       return rows.length;
     });

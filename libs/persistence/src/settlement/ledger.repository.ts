@@ -6,11 +6,6 @@ import { cancellationDebits, chargebackDebits, computeSplit, Debit, MERCHANT, me
 
 export type SettleOutcome = 'written' | 'already' | 'nothing_captured';
 
-/** Thrown when a cancellation arrives before its capture was settled: the job retries later. */
-export class CaptureNotSettledError extends Error {
-  override name = 'CaptureNotSettledError';
-}
-
 interface SettlementRow {
   transaction_id: string;
   merchant_id: string;
@@ -55,45 +50,32 @@ export class LedgerRepository {
 
   /** On transaction.captured: the split of the captured amount, as payables per party × instalment. */
   settleCapture(transactionId: string): Promise<SettleOutcome> {
-    return this.db.transaction(async (tx) => {
-      const [t]: { merchant_id: string; captured_amount: string; instalments: number; method: number; details: { terms?: SettlementTerms } }[] = await tx.query(
-        'SELECT merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = $1',
-        [transactionId],
-      );
-      const gross = t ? Number(t.captured_amount) : 0;
-      if (!t || gross === 0) return 'nothing_captured';
-      const terms = t.details.terms;
-      if (!terms) throw new Error(`transaction ${transactionId} has no settlement terms`);
-      const fee = processingFee(gross, terms.fee);
-      const split = computeSplit(terms.split ?? [], gross, fee);
-      const capturedOn = today();
-      const claimed: unknown[] = await tx.query(
-        `INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id`,
-        [transactionId, t.merchant_id, gross, fee, t.instalments, JSON.stringify(split), capturedOn],
-      );
-      if (!claimed.length) return 'already';
-      const cells = payableCells(split, t.instalments, methodKind(t.method), capturedOn);
-      await this.insertPayables(tx, transactionId, t.merchant_id, 'capture', cells);
-      return 'written';
-    });
+    return this.db.transaction((tx) => this.claimCapture(tx, transactionId));
   }
 
-  /** On transaction.cancelled: the debits that bring the settled cancellations up to `cancelledTotal`. */
-  settleCancel(transactionId: string, cancelledTotal: number): Promise<SettleOutcome> {
+  /**
+   * On transaction.cancelled: the debits that bring the settled cancellations up to what the
+   * transaction has cancelled now. The amount is read from the transaction, never taken from the
+   * event, and a cancel that arrives before its capture was settled settles the capture first:
+   * the order of events, or a late or repeated one, never matters.
+   */
+  settleCancel(transactionId: string): Promise<SettleOutcome> {
     return this.db.transaction(async (tx) => {
-      const s = await this.lockSettlement(tx, transactionId);
+      let s = await this.lockSettlement(tx, transactionId);
       if (!s) {
-        const [t]: { captured_amount: string }[] = await tx.query('SELECT captured_amount FROM transactions WHERE id = $1', [transactionId]);
         // A cancelled authorization was never captured: nothing was paid out, nothing to reverse.
-        if (!t || Number(t.captured_amount) === 0) return 'nothing_captured';
-        throw new CaptureNotSettledError(`the capture of ${transactionId} is not settled yet`);
+        if ((await this.claimCapture(tx, transactionId)) === 'nothing_captured') return 'nothing_captured';
+        s = (await this.lockSettlement(tx, transactionId))!;
       }
+      const [t]: { cancelled_amount: string }[] = await tx.query('SELECT cancelled_amount FROM transactions WHERE id = $1', [transactionId]);
       const before = Number(s.cancelled);
-      // Events of one transaction may arrive out of order: a later total already covers this one.
-      if (cancelledTotal <= before) return 'already';
-      await this.writeDebits(tx, s, 'cancel', cancellationDebits(s.split, before, cancelledTotal));
-      await tx.query('UPDATE settlements SET cancelled = $2 WHERE transaction_id = $1', [transactionId, cancelledTotal]);
+      // What a chargeback already took back cannot be refunded again (the tokenizer refuses such a
+      // cancel; should one get through, ledger:verify shows the difference instead of a job
+      // failing forever).
+      const target = Math.min(Number(t.cancelled_amount), Number(s.gross) - Number(s.charged_back));
+      if (target <= before) return 'already';
+      await this.writeDebits(tx, s, 'cancel', cancellationDebits(s.split, before, target));
+      await tx.query('UPDATE settlements SET cancelled = $2 WHERE transaction_id = $1', [transactionId, target]);
       return 'written';
     });
   }
@@ -168,6 +150,29 @@ export class LedgerRepository {
       for (const col of ['gross', 'fee', 'net'] as const) check(p.transaction_id, `${p.party} ${col}`, share?.[col] ?? NaN, Number(p[col]));
     }
     return { transactions: rows.length, differences };
+  }
+
+  /** Claims the transaction's settlement and writes its capture payables, unless already done. */
+  private async claimCapture(tx: EntityManager, transactionId: string): Promise<SettleOutcome> {
+    const [t]: { merchant_id: string; captured_amount: string; instalments: number; method: number; details: { terms?: SettlementTerms } }[] = await tx.query(
+      'SELECT merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = $1',
+      [transactionId],
+    );
+    const gross = t ? Number(t.captured_amount) : 0;
+    if (!t || gross === 0) return 'nothing_captured';
+    const terms = t.details.terms;
+    if (!terms) throw new Error(`transaction ${transactionId} has no settlement terms`);
+    const fee = processingFee(gross, terms.fee);
+    const split = computeSplit(terms.split ?? [], gross, fee);
+    const capturedOn = today();
+    const claimed: unknown[] = await tx.query(
+      `INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id`,
+      [transactionId, t.merchant_id, gross, fee, t.instalments, JSON.stringify(split), capturedOn],
+    );
+    if (!claimed.length) return 'already';
+    await this.insertPayables(tx, transactionId, t.merchant_id, 'capture', payableCells(split, t.instalments, methodKind(t.method), capturedOn));
+    return 'written';
   }
 
   private async lockSettlement(tx: EntityManager, transactionId: string): Promise<SettlementRow | undefined> {

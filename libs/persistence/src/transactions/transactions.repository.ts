@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { EventName, OperationName, SettlementTerms, TransactionStatus, TransactionView } from '@app/contracts';
 import { computeSplit, processingFee } from '@app/split';
 
@@ -102,6 +102,12 @@ export class TransactionsRepository {
     return rows[0];
   }
 
+  /** Cents of a captured transaction that chargebacks took back (recorded by settlement). */
+  async chargedBackOf(id: string): Promise<number> {
+    const rows: { charged_back: string }[] = await this.db.query('SELECT charged_back FROM settlements WHERE transaction_id = $1', [id]);
+    return rows[0] ? Number(rows[0].charged_back) : 0;
+  }
+
   /** Sales still at status 0 after `olderThanS` seconds, oldest first (for the reconciler). */
   findStalePending(olderThanS: number, limit: number): Promise<TransactionRow[]> {
     return this.db.query(
@@ -111,36 +117,48 @@ export class TransactionsRepository {
   }
 
   /**
-   * Applies a status change if nobody changed the transaction since `expectedVersion` was read,
-   * and records its events in the outbox. Returns the new row, or undefined when another change
-   * won the race (the caller re-reads and decides).
+   * Applies a status change if nobody changed the transaction since `row` was read, and records
+   * its events in the outbox, in one statement (one round trip, one commit): either both are
+   * written or neither, and of two concurrent changes exactly one wins. Returns the new row, or
+   * undefined when another change won the race (the caller re-reads and decides). The new row is
+   * the read row with the change applied, which the compare-and-set on status_version guarantees
+   * is what Postgres now holds, so the events can be built from it before the write.
    */
-  async transition(id: string, expectedVersion: number, change: Transition, events: (row: TransactionRow) => OutboxEvent[]): Promise<TransactionRow | undefined> {
-    return this.db.transaction(async (tx) => {
-      // TypeORM answers an UPDATE with [rows, affected count].
-      const [rows]: [TransactionRow[], number] = await tx.query(
-        `UPDATE transactions SET
+  async transition(row: TransactionRow, change: Transition, events: (next: TransactionRow) => OutboxEvent[]): Promise<TransactionRow | undefined> {
+    const next: TransactionRow = {
+      ...row,
+      status: change.status,
+      status_version: row.status_version + 1,
+      captured_amount: change.capturedAmount !== undefined ? String(change.capturedAmount) : row.captured_amount,
+      cancelled_amount: change.cancelledAmount !== undefined ? String(change.cancelledAmount) : row.cancelled_amount,
+      error_code: change.errorCode ?? row.error_code,
+      processor: { ...row.processor, ...change.processor },
+      token_card: change.tokenCard ?? row.token_card,
+      masked_card: change.maskedCard ?? row.masked_card,
+      brand: change.brand ?? row.brand,
+    };
+    const out = events(next);
+    // The outbox rows are what tells the caller the update won: there is always at least one.
+    if (!out.length) throw new Error('a status change must record at least one event');
+    const written: { id: string }[] = await this.db.query(
+      `WITH updated AS (
+         UPDATE transactions SET
            status = $3, status_version = status_version + 1,
            captured_amount = COALESCE($4, captured_amount), cancelled_amount = COALESCE($5, cancelled_amount),
            error_code = COALESCE($6, error_code), processor = processor || COALESCE($7, '{}'::jsonb),
            token_card = COALESCE($8, token_card), masked_card = COALESCE($9, masked_card), brand = COALESCE($10, brand),
            updated_at = now()
-         WHERE id = $1 AND status_version = $2 RETURNING *`,
-        [id, expectedVersion, change.status, change.capturedAmount ?? null, change.cancelledAmount ?? null, change.errorCode ?? null,
-          change.processor ? JSON.stringify(change.processor) : null, change.tokenCard ?? null, change.maskedCard ?? null, change.brand ?? null],
-      );
-      const row = rows[0];
-      if (!row) return undefined;
-      await this.writeOutbox(tx, row.id, events(row));
-      return row;
-    });
+         WHERE id = $1 AND status_version = $2 RETURNING id)
+       INSERT INTO outbox (id, event, aggregate_id, payload)
+       SELECT e.id, e.event, updated.id, e.payload FROM updated CROSS JOIN unnest($11::uuid[], $12::text[], $13::jsonb[]) AS e (id, event, payload)
+       RETURNING id`,
+      [row.id, row.status_version, change.status, change.capturedAmount ?? null, change.cancelledAmount ?? null, change.errorCode ?? null,
+        change.processor ? JSON.stringify(change.processor) : null, change.tokenCard ?? null, change.maskedCard ?? null, change.brand ?? null,
+        out.map(() => randomUUID()), out.map((e) => e.event), out.map((e) => JSON.stringify(e.payload))],
+    );
+    return written.length ? next : undefined;
   }
 
-  private async writeOutbox(tx: EntityManager, aggregateId: string, events: OutboxEvent[]): Promise<void> {
-    for (const e of events) {
-      await tx.query('INSERT INTO outbox (id, event, aggregate_id, payload) VALUES ($1, $2, $3, $4)', [randomUUID(), e.event, aggregateId, JSON.stringify(e.payload)]);
-    }
-  }
 }
 
 export function toTransactionView(row: TransactionRow): TransactionView {

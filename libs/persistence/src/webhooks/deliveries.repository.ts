@@ -103,6 +103,11 @@ export class DeliveriesRepository {
     });
   }
 
+  /** Marks a delivery failed unless an attempt already settled it. */
+  async markFailedIfOpen(id: string, error: string): Promise<void> {
+    await this.db.query(`UPDATE deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'sending')`, [id, error.slice(0, 1000)]);
+  }
+
   async attemptsOf(id: string): Promise<Record<string, unknown>[]> {
     return this.db.query(
       'SELECT attempt, started_at, duration_ms, http_status, error_class, response_body FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id',
