@@ -12,6 +12,8 @@ async function main(): Promise<void> {
     base: config.base,
     healthPort: config.healthPort,
     requiredPatterns: WorkerPatterns.notifier,
+    // Turning an event into a stored delivery is a few milliseconds of I/O: many in flight.
+    defaultConcurrency: 64,
   });
 }
 

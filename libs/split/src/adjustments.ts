@@ -1,6 +1,6 @@
 import type { MethodKind, SplitResult } from '@app/contracts';
 import { dueDates } from './fees';
-import { instalmentCells, mulDivFloor } from './money';
+import { mulDivFloor } from './money';
 import { principalIndex } from './split-engine';
 
 /** The merchant is the party without a recipient id. */
@@ -22,12 +22,20 @@ export interface PayableCell {
  */
 export function payableCells(split: SplitResult, instalments: number, kind: MethodKind, capturedOn: string): PayableCell[] {
   const dates = dueDates(capturedOn, kind, instalments);
-  const parties = [{ party: MERCHANT, ...split.merchant }, ...split.entries.map((e) => ({ party: e.recipient, gross: e.gross, fee: e.fee, net: e.net }))];
-  return parties.flatMap((p) => {
-    const fees = instalmentCells(p.fee, instalments);
-    const nets = instalmentCells(p.net, instalments);
-    return dates.map((dueDate, k) => ({ party: p.party, instalment: k + 1, dueDate, fee: fees[k], net: nets[k], gross: fees[k] + nets[k] }));
-  });
+  const cells: PayableCell[] = [];
+  const add = (party: string, fee: number, net: number) => {
+    const feeEach = Math.floor(fee / instalments);
+    const netEach = Math.floor(net / instalments);
+    for (let k = 0; k < instalments; k++) {
+      // floor(x/n) per instalment, x mod n added to instalment 1 (SPLIT.md 5).
+      const f = k === 0 ? fee - feeEach * (instalments - 1) : feeEach;
+      const n = k === 0 ? net - netEach * (instalments - 1) : netEach;
+      cells.push({ party, instalment: k + 1, dueDate: dates[k], gross: f + n, fee: f, net: n });
+    }
+  };
+  add(MERCHANT, split.merchant.fee, split.merchant.net);
+  for (const e of split.entries) add(e.recipient, e.fee, e.net);
+  return cells;
 }
 
 export interface Debit {

@@ -18,8 +18,17 @@ export function methodKind(method: number): MethodKind {
 }
 
 /** SPLIT.md 5: credit pays instalment k at D + 30·k days, debit at D + 1. Dates are UTC days. */
-export function dueDates(capturedOn: string, kind: MethodKind, n: number): string[] {
-  const day0 = Date.parse(`${capturedOn}T00:00:00Z`);
-  const offsets = Array.from({ length: n }, (_, i) => (kind === 'debit' ? 1 : 30 * (i + 1)));
-  return offsets.map((d) => new Date(day0 + d * 86_400_000).toISOString().slice(0, 10));
+export function dueDates(capturedOn: string, kind: MethodKind, n: number): readonly string[] {
+  // Settlement asks for the same few schedules all day long: formatting dates is most of the cost.
+  const key = `${capturedOn}|${kind}|${n}`;
+  let dates = DUE_DATES.get(key);
+  if (!dates) {
+    const day0 = Date.parse(`${capturedOn}T00:00:00Z`);
+    dates = Object.freeze(Array.from({ length: n }, (_, i) => new Date(day0 + (kind === 'debit' ? 1 : 30 * (i + 1)) * 86_400_000).toISOString().slice(0, 10)));
+    if (DUE_DATES.size >= 1024) DUE_DATES.clear();
+    DUE_DATES.set(key, dates);
+  }
+  return dates;
 }
+
+const DUE_DATES = new Map<string, readonly string[]>();

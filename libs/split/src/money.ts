@@ -14,11 +14,3 @@ export function mulDivRoundHalfUp(a: number, b: number, d: number): number {
   if (Number.isSafeInteger(p * 2 + d)) return Math.floor((p * 2 + d) / (2 * d));
   return Number((BigInt(a) * BigInt(b) * 2n + BigInt(d)) / (2n * BigInt(d)));
 }
-
-/** SPLIT.md 5: `floor(x/n)` per instalment, `x mod n` added to instalment 1. */
-export function instalmentCells(x: number, n: number): number[] {
-  const each = Math.floor(x / n);
-  const cells = new Array<number>(n).fill(each);
-  cells[0] += x - each * n;
-  return cells;
-}

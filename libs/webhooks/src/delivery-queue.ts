@@ -10,6 +10,8 @@ export interface DeliveryJob {
   deliveryId: string;
   /** The listener's host, so the per-destination cap is checked before any database read. */
   host?: string;
+  /** Attempts made before this job (the first one runs inline): its runs continue the schedule. */
+  offset?: number;
 }
 
 /**
@@ -17,11 +19,12 @@ export interface DeliveryJob {
  * events never queue a delivery twice while its job is known to Redis; past that, the delivery's
  * status in Postgres makes a stray job a no-op.
  */
-export function enqueueDelivery(queue: Queue, delivery: { id: string; url: string }, replay = 0): Promise<unknown> {
-  const deliveryId = delivery.id;
-  return queue.add(DELIVERY_QUEUE, { deliveryId, host: new URL(delivery.url).host } satisfies DeliveryJob, {
-    jobId: replay ? `${deliveryId}-r${replay}` : deliveryId,
-    attempts: MAX_ATTEMPTS,
+export function enqueueDelivery(queue: Queue, delivery: { id: string; url: string }, opts: { replay?: number; offset?: number; delayMs?: number } = {}): Promise<unknown> {
+  const offset = opts.offset ?? 0;
+  return queue.add(DELIVERY_QUEUE, { deliveryId: delivery.id, host: new URL(delivery.url).host, offset } satisfies DeliveryJob, {
+    jobId: opts.replay ? `${delivery.id}-r${opts.replay}` : delivery.id,
+    delay: opts.delayMs,
+    attempts: MAX_ATTEMPTS - offset,
     backoff: { type: WEBHOOK_BACKOFF },
     removeOnComplete: { age: 3600, count: 10_000 },
     removeOnFail: { age: 7 * 86_400 },

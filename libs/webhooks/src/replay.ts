@@ -13,6 +13,6 @@ export async function replayDelivery(deliveries: DeliveriesRepository, queue: Qu
   if (!d) return 'not_found';
   const replay = await deliveries.resetForReplay(d.id);
   if (replay === undefined) return 'not_replayable';
-  await enqueueDelivery(queue, d, replay);
+  await enqueueDelivery(queue, d, { replay });
   return 'queued';
 }

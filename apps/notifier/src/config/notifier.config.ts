@@ -24,7 +24,7 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
   const cfg: NotifierConfig = {
     base: readBaseConfig(r),
     healthPort: r.int('HEALTH_PORT', 3003, 0, 65535),
-    dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),
+    dbPoolSize: r.int('DB_POOL_SIZE', 20, 1, 200),
     timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
     scheduleScale: Number(scale) || 1,
     allowNetworks: r.parse('WEBHOOK_ALLOW_NETWORKS', () => parseAllowList(r.optional('WEBHOOK_ALLOW_NETWORKS') ?? ''))!,

@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Queue } from 'bullmq';
 import { toTransactionResponse, TransactionEvent } from '@app/contracts';
 import { DeliveriesRepository } from '@app/persistence';
-import { enqueueDelivery } from '@app/webhooks';
+import { DeliveryWorker } from './delivery.worker';
 
 /**
  * transaction.status_changed → a delivery to the merchant's urlReturn (WIRE.md 6). The body is
@@ -14,7 +13,7 @@ export class DeliveriesService {
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
-    private readonly queue: Queue,
+    private readonly worker: DeliveryWorker,
   ) {}
 
   async onStatusChanged(e: TransactionEvent): Promise<void> {
@@ -24,16 +23,16 @@ export class DeliveriesService {
     const [beforeHash, hash] = e.urlReturn.split(/#(.*)/s);
     const url = `${beforeHash}${beforeHash.includes('?') ? '&' : '?'}TransactionID=${encodeURIComponent(e.view.id)}${hash !== undefined ? `#${hash}` : ''}`;
     const body = JSON.stringify({ type: 'transaction.status_changed', timestamp: new Date().toISOString(), data: toTransactionResponse(e.view) });
-    const delivery = await this.deliveries.createOnce({
-      merchantId: e.merchantId,
-      transactionId: e.transactionId.toLowerCase(),
-      statusVersion: e.statusVersion,
-      event: 'transaction.status_changed',
-      url,
-      body,
-    });
-    // Queued again on a re-delivered event: the job id dedups, and a settled delivery is a no-op.
-    if (delivery.status === 'pending' || delivery.status === 'sending') await enqueueDelivery(this.queue, delivery);
+    // When the host has room, the new delivery is created claimed for its first attempt.
+    const claim = this.worker.hasRoomFor(new URL(url).host);
+    const { row: delivery, created } = await this.deliveries.createOnce(
+      { merchantId: e.merchantId, transactionId: e.transactionId.toLowerCase(), statusVersion: e.statusVersion, event: 'transaction.status_changed', url, body },
+      claim,
+    );
+    // A re-delivered event (after a crash) finds the delivery and, unless it is settled, tries
+    // again with the same webhook-id; a retry job it may have queued already dedups by its id.
+    if (created && claim) await this.worker.deliverNow(delivery, true);
+    else if (delivery.status === 'pending' || delivery.status === 'sending') await this.worker.deliverNow(delivery);
     this.logger.debug?.(`delivery ${delivery.id} for ${e.transactionId} v${e.statusVersion}`);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import { DeliveriesRepository, WebhookSecrets } from '@app/persistence';
-import { DELIVERY_QUEUE, DeliveryJob, MAX_ATTEMPTS, retryDelayMs, WEBHOOK_BACKOFF } from '@app/webhooks';
+import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { DeliveriesRepository, DeliveryRow, WebhookSecrets } from '@app/persistence';
+import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, MAX_ATTEMPTS, retryDelayMs, WEBHOOK_BACKOFF } from '@app/webhooks';
 import { NotifierConfig } from '../config/notifier.config';
 import { attemptDuration, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
 import { WebhookSender } from './webhook-sender';
@@ -16,12 +16,16 @@ class RetryLater extends Error {
   }
 }
 
+type Outcome = { next: 'done' } | { next: 'retry'; delayMs: number; reason: string } | { next: 'stop'; reason: string };
+
 /**
- * Works the delivery queue: one attempt per job run, recorded in Postgres; BullMQ re-runs the job
- * on the DESIGN.md 4 schedule (a custom backoff strategy) until an attempt succeeds, the listener
- * answers 410, or the schedule is exhausted. At most `perDestination` attempts run against one
- * host at a time; a job over that cap goes back to the queue for a moment without spending an
- * attempt, so one slow listener never holds every worker slot.
+ * Delivers webhooks. The first attempt runs at once, in the handler of the status change (no
+ * second job on the happy path); a failed one, or one over the host's cap, becomes a job of the
+ * delivery queue, which BullMQ re-runs on the DESIGN.md 4 schedule (a custom backoff strategy)
+ * until an attempt succeeds, the listener answers 410, or the schedule is exhausted. Every
+ * attempt is recorded in Postgres. At most `perDestination` attempts run against one host at a
+ * time; a job over that cap goes back to the queue for a moment without spending an attempt, so
+ * one slow listener never holds every slot.
  */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -41,7 +45,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   }
 
   onApplicationBootstrap(): void {
-    this.worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, (job, token) => this.attempt(job, token), {
+    this.worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, (job, token) => this.runJob(job, token), {
       connection: this.queue.opts.connection,
       prefix: this.queue.opts.prefix,
       concurrency: this.config.concurrency,
@@ -50,8 +54,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       stalledInterval: 10_000,
       maxStalledCount: 5,
       settings: {
-        backoffStrategy: (attemptsMade: number, type?: string, err?: Error) =>
-          type === WEBHOOK_BACKOFF && err instanceof RetryLater ? err.delayMs : retryDelayMs(attemptsMade, this.config.scheduleScale),
+        backoffStrategy: (attemptsMade: number, type?: string, err?: Error, job?: MinimalJob<DeliveryJob>) =>
+          type === WEBHOOK_BACKOFF && err instanceof RetryLater ? err.delayMs : retryDelayMs(attemptsMade + (job?.data.offset ?? 0), this.config.scheduleScale),
       },
     });
     this.worker.on('error', (e) => this.logger.warn(`delivery worker: ${e.message}`));
@@ -69,29 +73,63 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     this.sender.close();
   }
 
-  private async attempt(job: Job<DeliveryJob>, token?: string): Promise<void> {
-    // Over the host's cap: step back without spending an attempt (checked before any read, so a
-    // backlog for one slow host costs neither Postgres nor a busy loop).
-    if (job.data.host && (this.inFlight.get(job.data.host) ?? 0) >= this.config.perDestination) {
+  /**
+   * The first attempt of a new delivery, made by the status change's handler. A crash during it
+   * re-runs that handler (the event job comes back), which finds the delivery and tries again
+   * with the same webhook-id.
+   */
+  async deliverNow(delivery: DeliveryRow, claimed = false): Promise<void> {
+    const host = new URL(delivery.url).host;
+    const outcome = await this.withSlot(host, () => this.attempt(delivery.id, 1, claimed ? delivery : undefined));
+    if (outcome === undefined) await enqueueDelivery(this.queue, delivery); // over the cap: the queue takes it
+    else if (outcome.next === 'retry') await enqueueDelivery(this.queue, delivery, { offset: 1, delayMs: outcome.delayMs });
+  }
+
+  private async runJob(job: Job<DeliveryJob>, token?: string): Promise<void> {
+    const offset = job.data.offset ?? 0;
+    const outcome = await this.withSlot(job.data.host ?? '', () => this.attempt(job.data.deliveryId, offset + job.attemptsMade + 1));
+    if (outcome === undefined) {
+      // Over the host's cap: step back for a moment without spending an attempt.
       await job.moveToDelayed(Date.now() + 100 + Math.floor(Math.random() * 200), token);
       throw new DelayedError();
     }
-    const delivery = await this.deliveries.find(job.data.deliveryId);
-    if (!delivery || delivery.status === 'succeeded') return;
-    const host = new URL(delivery.url).host;
-    const attempt = await this.deliveries.startAttempt(delivery.id);
-    if (attempt === undefined) return; // settled meanwhile (or failed/blocked and not replayed)
+    if (outcome.next === 'retry') throw new RetryLater(outcome.reason, outcome.delayMs);
+    if (outcome.next === 'stop') throw new UnrecoverableError(outcome.reason);
+  }
+
+  /**
+   * Runs `work` holding one of the host's slots, or returns undefined when the host is at its cap.
+   * The slot is taken in the same synchronous step as the check, so concurrent callers cannot all
+   * pass it; and it is checked before any read, so a backlog for one slow host costs nothing.
+   */
+  private async withSlot(host: string, work: () => Promise<Outcome>): Promise<Outcome | undefined> {
+    if ((this.inFlight.get(host) ?? 0) >= this.config.perDestination) return undefined;
     this.inFlight.set(host, (this.inFlight.get(host) ?? 0) + 1);
-    const startedAt = new Date();
-    let result;
     try {
-      const secrets = await this.secretsOf(delivery.merchant_id);
-      result = await this.sender.send(delivery.id, delivery.url, delivery.body, secrets);
+      return await work();
     } finally {
       const n = (this.inFlight.get(host) ?? 1) - 1;
       if (n > 0) this.inFlight.set(host, n);
       else this.inFlight.delete(host);
     }
+  }
+
+  /** Whether an attempt to `host` could start now (a hint: the slot is only taken by withSlot). */
+  hasRoomFor(host: string): boolean {
+    return (this.inFlight.get(host) ?? 0) < this.config.perDestination;
+  }
+
+  /**
+   * One attempt; `position` is its place in the schedule (1 = the first). `claimed`: the delivery
+   * was created already claimed for its first attempt (saves a round trip).
+   */
+  private async attempt(deliveryId: string, position: number, claimed?: DeliveryRow): Promise<Outcome> {
+    const delivery = claimed ?? (await this.deliveries.startAttempt(deliveryId));
+    if (!delivery) return { next: 'done' }; // settled meanwhile (or failed/blocked and not replayed)
+    const attempt = delivery.attempts;
+    const startedAt = new Date();
+    const secrets = await this.secretsOf(delivery.merchant_id);
+    const result = await this.sender.send(delivery.id, delivery.url, delivery.body, secrets);
     attemptDuration.observe({ error_class: result.errorClass ?? 'none' }, result.durationMs / 1000);
     const record = { startedAt, ...result };
     const describe = result.httpStatus ? `HTTP ${result.httpStatus}` : `${result.errorClass}: ${result.responseBody ?? ''}`;
@@ -99,23 +137,22 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     if (!result.errorClass) {
       await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'succeeded' });
       deliveryOutcomes.inc({ outcome: 'succeeded' });
-      return;
+      return { next: 'done' };
     }
     if (result.errorClass === 'ssrf_blocked') {
       await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'blocked', error: describe });
       deliveryOutcomes.inc({ outcome: 'blocked' });
-      throw new UnrecoverableError(`delivery ${delivery.id} blocked: ${describe}`);
+      return { next: 'stop', reason: `delivery ${delivery.id} blocked: ${describe}` };
     }
-    const lastRun = job.attemptsMade + 1 >= (job.opts.attempts ?? MAX_ATTEMPTS);
-    if (result.httpStatus === 410 || lastRun) {
+    if (result.httpStatus === 410 || position >= MAX_ATTEMPTS) {
       await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'failed', error: result.httpStatus === 410 ? 'HTTP 410 Gone: the listener asked us to stop' : describe });
       deliveryOutcomes.inc({ outcome: 'failed' });
-      throw new UnrecoverableError(`delivery ${delivery.id} failed: ${describe}`);
+      return { next: 'stop', reason: `delivery ${delivery.id} failed: ${describe}` };
     }
-    const delayMs = retryDelayMs(job.attemptsMade + 1, this.config.scheduleScale, result.retryAfterMs);
+    const delayMs = retryDelayMs(position, this.config.scheduleScale, result.retryAfterMs);
     await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'pending', nextAttemptAt: new Date(Date.now() + delayMs), error: describe });
     deliveryOutcomes.inc({ outcome: 'retried' });
-    throw new RetryLater(`delivery ${delivery.id} attempt ${attempt}: ${describe}`, delayMs);
+    return { next: 'retry', delayMs, reason: `delivery ${delivery.id} attempt ${attempt}: ${describe}` };
   }
 
   /** Cached for a few seconds: a rotated secret signs within that. */

@@ -50,7 +50,8 @@ export class LedgerRepository {
 
   /** On transaction.captured: the split of the captured amount, as payables per party × instalment. */
   settleCapture(transactionId: string): Promise<SettleOutcome> {
-    return this.db.transaction((tx) => this.claimCapture(tx, transactionId));
+    // No explicit transaction: a read, then one statement that claims and writes (two round trips).
+    return this.claimCapture(this.db.manager, transactionId);
   }
 
   /**
@@ -165,14 +166,22 @@ export class LedgerRepository {
     const fee = processingFee(gross, terms.fee);
     const split = computeSplit(terms.split ?? [], gross, fee);
     const capturedOn = today();
-    const claimed: unknown[] = await tx.query(
-      `INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id`,
-      [transactionId, t.merchant_id, gross, fee, t.instalments, JSON.stringify(split), capturedOn],
+    const cells = payableCells(split, t.instalments, methodKind(t.method), capturedOn);
+    // The claim and its payables in one statement: both or neither, and a second delivery of the
+    // event finds the claim taken and writes nothing.
+    const written: unknown[] = await tx.query(
+      `WITH claimed AS (
+         INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id)
+       INSERT INTO payables (transaction_id, merchant_id, recipient_id, kind, instalment, due_date, gross, fee, net)
+       SELECT claimed.transaction_id, $2, c.recipient_id, 'capture', c.instalment, c.due_date, c.gross, c.fee, c.net
+       FROM claimed CROSS JOIN unnest($8::uuid[], $9::int[], $10::date[], $11::int8[], $12::int8[], $13::int8[]) AS c (recipient_id, instalment, due_date, gross, fee, net)
+       RETURNING 1`,
+      [transactionId, t.merchant_id, gross, fee, t.instalments, JSON.stringify(split), capturedOn,
+        cells.map((c) => (c.party === MERCHANT ? null : c.party)), cells.map((c) => c.instalment), cells.map((c) => c.dueDate),
+        cells.map((c) => c.gross), cells.map((c) => c.fee), cells.map((c) => c.net)],
     );
-    if (!claimed.length) return 'already';
-    await this.insertPayables(tx, transactionId, t.merchant_id, 'capture', payableCells(split, t.instalments, methodKind(t.method), capturedOn));
-    return 'written';
+    return written.length ? 'written' : 'already';
   }
 
   private async lockSettlement(tx: EntityManager, transactionId: string): Promise<SettlementRow | undefined> {

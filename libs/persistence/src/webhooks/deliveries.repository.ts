@@ -58,17 +58,21 @@ const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, st
 export class DeliveriesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The delivery of this event, created now or by an earlier delivery of the same event. */
-  async createOnce(d: NewDelivery): Promise<DeliveryRow> {
-    const rows: DeliveryRow[] = await this.db.query(
+  /**
+   * The delivery of this event, created now or by an earlier delivery of the same event. With
+   * `claim`, a new delivery is created already claimed for its first attempt ('sending', 1).
+   */
+  async createOnce(d: NewDelivery, claim = false): Promise<{ row: DeliveryRow; created: boolean }> {
+    const rows: (DeliveryRow & { created: boolean })[] = await this.db.query(
       `WITH created AS (
-         INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, body)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
-       SELECT * FROM created UNION ALL
-       SELECT * FROM deliveries WHERE transaction_id = $3 AND status_version = $4 AND event = $5 AND NOT EXISTS (SELECT 1 FROM created)`,
-      [randomUUID(), d.merchantId, d.transactionId, d.statusVersion, d.event, d.url, d.body],
+         INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, body, status, attempts)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
+       SELECT *, true AS created FROM created UNION ALL
+       SELECT *, false AS created FROM deliveries WHERE transaction_id = $3 AND status_version = $4 AND event = $5 AND NOT EXISTS (SELECT 1 FROM created)`,
+      [randomUUID(), d.merchantId, d.transactionId, d.statusVersion, d.event, d.url, d.body, claim ? 'sending' : 'pending', claim ? 1 : 0],
     );
-    return rows[0];
+    const { created, ...row } = rows[0];
+    return { row, created };
   }
 
   async find(id: string): Promise<DeliveryRow | undefined> {
@@ -77,30 +81,30 @@ export class DeliveriesRepository {
     return rows[0];
   }
 
-  /** Claims an attempt: returns its number, or undefined when the delivery is already settled. */
-  async startAttempt(id: string): Promise<number | undefined> {
-    const [rows]: [{ attempts: number }[], number] = await this.db.query(
+  /**
+   * Claims an attempt: the delivery with its attempt number counted, or undefined when it is
+   * already settled (succeeded, failed or blocked, and not replayed). One round trip.
+   */
+  async startAttempt(id: string): Promise<DeliveryRow | undefined> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+    const [rows]: [DeliveryRow[], number] = await this.db.query(
       `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, updated_at = now()
-       WHERE id = $1 AND status IN ('pending', 'sending') RETURNING attempts`,
-      [id],
+       WHERE id = $1 AND status IN ('pending', 'sending') RETURNING *`,
+      [id.toLowerCase()],
     );
-    return rows[0]?.attempts;
+    return rows[0];
   }
 
-  /** Records an attempt and the delivery's new state in one transaction. */
+  /** Records an attempt and the delivery's new state, in one statement. */
   async finishAttempt(id: string, attempt: number, a: AttemptRecord, next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string }): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [id, attempt, a.startedAt, a.durationMs, a.httpStatus ?? null, a.errorClass ?? null, a.responseBody ?? null],
-      );
-      await tx.query(
-        `UPDATE deliveries SET status = $2, next_attempt_at = $3, last_http_status = $4, last_error = $5, updated_at = now(),
-           succeeded_at = CASE WHEN $2 = 'succeeded' THEN now() ELSE succeeded_at END
-         WHERE id = $1`,
-        [id, next.status, next.nextAttemptAt ?? null, a.httpStatus ?? null, next.error ?? null],
-      );
-    });
+    await this.db.query(
+      `WITH attempt AS (
+         INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body) VALUES ($1, $2, $3, $4, $5, $6, $7))
+       UPDATE deliveries SET status = $8, next_attempt_at = $9, last_http_status = $5, last_error = $10, updated_at = now(),
+         succeeded_at = CASE WHEN $8 = 'succeeded' THEN now() ELSE succeeded_at END
+       WHERE id = $1`,
+      [id, attempt, a.startedAt, a.durationMs, a.httpStatus ?? null, a.errorClass ?? null, a.responseBody ?? null, next.status, next.nextAttemptAt ?? null, next.error ?? null],
+    );
   }
 
   /** Marks a delivery failed unless an attempt already settled it. */
