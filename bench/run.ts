@@ -3,19 +3,24 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import Redis from 'ioredis';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, maintenanceUrl } from '../scripts/lib/database';
 import { repoRoot } from '../scripts/lib/processes';
 import { startBaseline } from './lib/baseline';
 import { LoadResult, LoadShape, runLoad } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
-import { Scenario, Target } from './lib/scenario';
+import { Figure, Scenario, Target } from './lib/scenario';
 import { saleScenarios } from './scenarios/sales';
-import { startBenchStack } from './lib/stack';
+import { benchSplitEngine } from './scenarios/split-engine';
+import { splitSaleScenarios } from './scenarios/split-sales';
+import { BenchStack, startBenchStack } from './lib/stack';
 import { tokenScenarios } from './scenarios/tokens';
+import { benchWebhooks } from './scenarios/webhooks';
 
 /**
  * `npm run bench`: every scenario against the real stack and, in the same run, against a bare
  * Node http server answering the same body, so the ratio is comparable across machines.
- * Figures go to stdout and to bench/results/latest.{json,md} (the README quotes the latter).
+ * Non-HTTP figures (the split engine in process, the webhook pipeline) have a same-run baseline
+ * of their own. Figures go to stdout and to bench/results/latest.{json,md} (the README quotes the latter).
  */
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const durationS = num('BENCH_DURATION_S', 10);
@@ -23,11 +28,31 @@ const warmupS = num('BENCH_WARMUP_S', 3);
 const closed: LoadShape = { connections: num('BENCH_CONNECTIONS', 64), durationS };
 const fixed: LoadShape = { connections: 64, durationS, rate: num('BENCH_RATE', 800) };
 
+/** BENCH_ONLY=tokens,split: a run limited to some groups (default: all). */
+const GROUPS = ['tokens', 'sales', 'split-sales', 'split', 'webhooks'] as const;
+type Group = (typeof GROUPS)[number];
+function selectedGroups(): Set<Group> {
+  const names = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(GROUPS as readonly string[]).includes(n));
+  if (unknown.length) throw new Error(`BENCH_ONLY: unknown group(s) ${unknown.join(', ')}; known: ${GROUPS.join(', ')}`);
+  return new Set((names.length ? names : GROUPS) as Group[]);
+}
+
 interface Row {
   scenario: string;
   shape: string;
   gateway: LoadResult;
   baseline: LoadResult;
+}
+
+interface Results {
+  scenarios: Scenario[];
+  rows: Row[];
+  figures: Figure[];
+  /** Lines under the HTTP table (what a scenario's afterLoad found). */
+  notes: string[];
+  /** Asynchronous work that never completed (payables, webhooks). */
+  pipelineFailures: number;
 }
 
 async function measure(url: string, shape: LoadShape, body: () => string): Promise<LoadResult> {
@@ -60,56 +85,118 @@ function verdict(s: Scenario, t: Target, rows: Row[]): string {
     : `p99 ${row.gateway.p99} ms vs target < ${t.p99Ms} ms: ${row.gateway.p99 < t.p99Ms ? 'met' : 'MISSED'}`;
 }
 
-async function main(): Promise<void> {
-  const scenarios: Scenario[] = [...tokenScenarios(closed, fixed), ...saleScenarios(closed, { ...fixed, rate: num('BENCH_SALE_RATE', 300) })];
-  const stack = await startBenchStack();
-  const rows: Row[] = [];
-  let env = stack.env;
-  try {
-    env = stack.env;
-    for (const s of scenarios) {
-      await s.prepare?.(stack);
-      const baseline = await startBaseline(s.baselineBody);
-      try {
-        for (const shape of s.shapes) {
-          const gateway = await measure(stack.baseUrl + s.path, shape, s.body(stack));
-          const base = await measure(baseline.url + s.path, shape, s.body(stack));
-          rows.push({ scenario: s.name, shape: shapeName(shape), gateway, baseline: base });
-          const bad = gateway.non2xx + gateway.errors;
-          process.stdout.write(
-            `${s.name.padEnd(16)} ${shapeName(shape).padEnd(18)} ${gateway.rps.toFixed(0).padStart(6)} req/s  p50 ${String(gateway.p50).padStart(4)} ms  p99 ${String(gateway.p99).padStart(4)} ms` +
-              `  | baseline ${base.rps.toFixed(0).padStart(6)} req/s p99 ${base.p99} ms${bad ? `  !! ${bad} failed requests` : ''}\n`,
-          );
+const figureVerdict = (f: Figure) =>
+  f.target === undefined ? (f.note ?? 'no target') : `${f.value.toFixed(0)} ${f.unit} vs target ≥ ${f.target}: ${f.value >= f.target ? 'met' : 'MISSED'}`;
+
+function printFigure(f: Figure): void {
+  process.stdout.write(`${f.name}: ${f.value.toFixed(0)} ${f.unit} | baseline ${f.baseline.toFixed(0)} ${f.unit}${f.detail ? ` | ${f.detail}` : ''}\n`);
+}
+
+async function runScenarios(stack: BenchStack, r: Results): Promise<void> {
+  for (const s of r.scenarios) {
+    await s.prepare?.(stack);
+    const baseline = await startBaseline(s.baselineBody);
+    try {
+      for (const shape of s.shapes) {
+        const gateway = await measure(stack.baseUrl + s.path, shape, s.body(stack));
+        if (s.afterLoad) {
+          const after = await s.afterLoad(stack, Date.now());
+          r.notes.push(after.note);
+          r.pipelineFailures += after.failures;
+          process.stdout.write(after.note + '\n');
         }
-      } finally {
-        await baseline.stop();
+        const base = await measure(baseline.url + s.path, shape, s.body(stack));
+        r.rows.push({ scenario: s.name, shape: shapeName(shape), gateway, baseline: base });
+        const bad = gateway.non2xx + gateway.errors;
+        process.stdout.write(
+          `${s.name.padEnd(16)} ${shapeName(shape).padEnd(18)} ${gateway.rps.toFixed(0).padStart(6)} req/s  p50 ${String(gateway.p50).padStart(4)} ms  p99 ${String(gateway.p99).padStart(4)} ms` +
+            `  | baseline ${base.rps.toFixed(0).padStart(6)} req/s p99 ${base.p99} ms${bad ? `  !! ${bad} failed requests` : ''}\n`,
+        );
+      }
+    } finally {
+      await baseline.stop();
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const only = selectedGroups();
+  const r: Results = {
+    scenarios: [
+      ...(only.has('tokens') ? tokenScenarios(closed, fixed) : []),
+      ...(only.has('sales') ? saleScenarios(closed, { ...fixed, rate: num('BENCH_SALE_RATE', 300) }) : []),
+      ...(only.has('split-sales') ? splitSaleScenarios(closed) : []),
+    ],
+    rows: [],
+    figures: [],
+    notes: [],
+    pipelineFailures: 0,
+  };
+  // In process and CPU-bound: before the stack starts, so its idle apps take nothing from it.
+  if (only.has('split')) {
+    r.figures.push(benchSplitEngine(durationS, warmupS));
+    printFigure(r.figures[r.figures.length - 1]);
+  }
+  let env: NodeJS.ProcessEnv = { DATABASE_URL: maintenanceUrl(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL), REDIS_URL: process.env.REDIS_URL ?? DEFAULT_REDIS_URL };
+  const stack = r.scenarios.length || only.has('webhooks') ? await startBenchStack() : undefined;
+  try {
+    if (stack) {
+      env = stack.env;
+      await runScenarios(stack, r);
+      if (only.has('webhooks')) {
+        const events = num('BENCH_WEBHOOK_EVENTS', 0);
+        for (const f of await benchWebhooks(stack, events || 5000, events || 1000, num('BENCH_WEBHOOK_WARMUP_EVENTS', warmupS > 0 ? 500 : 0))) {
+          r.figures.push(f);
+          r.pipelineFailures += f.failures ?? 0;
+          printFigure(f);
+        }
       }
     }
   } finally {
     const m = await machine(env).catch(() => undefined);
-    await stack.teardown();
-    report(scenarios, rows, m);
+    await stack?.teardown();
+    report(r, only, m);
   }
 }
 
-function report(scenarios: Scenario[], rows: Row[], m: Record<string, unknown> | undefined): void {
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+
+function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, only: Set<Group>, m: Record<string, unknown> | undefined): void {
   const dir = join(repoRoot(), 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  const failures = rows.reduce((n, r) => n + r.gateway.non2xx + r.gateway.errors, 0);
-  writeFileSync(join(dir, 'latest.json'), JSON.stringify({ at: new Date().toISOString(), machine: m, rows, failures }, null, 2) + '\n');
+  const failures = rows.reduce((n, r) => n + r.gateway.non2xx + r.gateway.errors, 0) + pipelineFailures;
+  writeFileSync(join(dir, 'latest.json'), JSON.stringify({ at: new Date().toISOString(), machine: m, groups: [...only], rows, notes, figures, failures }, null, 2) + '\n');
+  const partial = only.size < GROUPS.length ? ` Groups run: ${[...only].join(', ')} (BENCH_ONLY).` : '';
   const lines = [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${m?.cores} cores (${m?.cpu}), ${m?.memoryGiB} GiB, Node ${m?.node}, Postgres ${m?.postgres}, Redis ${m?.redis}; ` +
-      `everything co-located (load generator, four apps, Postgres, Redis). ${durationS} s per run after a ${warmupS} s warm-up.`,
+      `everything co-located (load generator, four apps, Postgres, Redis). ${durationS} s per run after a ${warmupS} s warm-up.${partial}`,
+    ...(rows.length
+      ? [
+          '',
+          '| scenario | load | gateway req/s | p50 ms | p99 ms | baseline req/s | baseline p99 ms | gateway / baseline req/s |',
+          '|---|---|---|---|---|---|---|---|',
+          ...rows.map(
+            (r) =>
+              `| ${r.scenario} | ${r.shape} | ${r.gateway.rps.toFixed(0)} | ${r.gateway.p50} | ${r.gateway.p99} | ${r.baseline.rps.toFixed(0)} | ${r.baseline.p99} | ${(r.gateway.rps / r.baseline.rps).toFixed(3)} |`,
+          ),
+        ]
+      : []),
+    ...(notes.length ? ['', ...notes] : []),
+    ...(figures.length
+      ? [
+          '',
+          'In-process and pipeline figures (baseline: the same work stripped bare, in the same run):',
+          '',
+          '| figure | measured | baseline | measured / baseline | verdict |',
+          '|---|---|---|---|---|',
+          ...figures.map((f) => `| ${f.name} | ${fmt(f.value)} ${f.unit} | ${fmt(f.baseline)} ${f.unit} | ${(f.value / f.baseline).toFixed(3)} | ${figureVerdict(f)} |`),
+          ...figures.filter((f) => f.detail).flatMap((f, i) => [...(i ? [] : ['']), `- ${f.name}: ${f.detail}`]),
+        ]
+      : []),
     '',
-    '| scenario | load | gateway req/s | p50 ms | p99 ms | baseline req/s | baseline p99 ms | gateway / baseline req/s |',
-    '|---|---|---|---|---|---|---|---|',
-    ...rows.map(
-      (r) =>
-        `| ${r.scenario} | ${r.shape} | ${r.gateway.rps.toFixed(0)} | ${r.gateway.p50} | ${r.gateway.p99} | ${r.baseline.rps.toFixed(0)} | ${r.baseline.p99} | ${(r.gateway.rps / r.baseline.rps).toFixed(3)} |`,
-    ),
-    '',
-    ...scenarios.flatMap((s) => [s.target, ...(s.extraTarget ? [s.extraTarget] : [])].map((t) => `- ${s.name}: ${verdict(s, t, rows)}`)),
-    failures ? `\n**${failures} requests failed during the run.**` : '',
+    ...scenarios.flatMap((s) => [s.target, s.extraTarget].filter((t): t is Target => !!t).map((t) => `- ${s.name}: ${verdict(s, t, rows)}`)),
+    ...figures.filter((f) => f.target !== undefined).map((f) => `- ${f.name}: ${figureVerdict(f)}`),
+    failures ? `\n**${failures} requests or pipeline items failed during the run.**` : '',
   ];
   writeFileSync(join(dir, 'latest.md'), lines.join('\n') + '\n');
   process.stdout.write('\n' + lines.join('\n') + '\n');

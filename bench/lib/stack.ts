@@ -51,6 +51,9 @@ export async function startBenchStack(): Promise<BenchStack> {
     QUEUE_PREFIX: queuePrefix,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     DATA_DIR: join(logsDir, 'data'),
+    // The webhooks bench listens on loopback, which the notifier refuses unless allowed; harmless
+    // for the other apps, which do not read it.
+    WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
     ...generateKeys(),
   };
   await createDatabaseIfMissing(databaseUrl);
@@ -64,7 +67,9 @@ export async function startBenchStack(): Promise<BenchStack> {
     // The apps write their logs straight into files: piping them through this process, which is
     // busy generating load, would back up the pipes and stall the apps' log writes.
     const fd = openSync(join(logsDir, `${a.name}.log`), 'a');
-    const proc = spawn(process.execPath, [appEntry(root, a.name)], { env: { ...env, [a.portVariable]: String(port) }, stdio: ['ignore', fd, fd] });
+    // BENCH_PROFILE_DIR: every app writes a V8 CPU profile there when it stops (profile before tuning).
+    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${a.name}.cpuprofile`] : [];
+    const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], { env: { ...env, [a.portVariable]: String(port) }, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     const app: BenchApp = { name: a.name, port, proc, exited: once(proc, 'exit').then(() => undefined) };
     void app.exited.then(() => (failed ??= `${a.name} exited`));
@@ -84,14 +89,20 @@ export async function startBenchStack(): Promise<BenchStack> {
       const health = await Promise.all(apps.map((a) => fetch(`http://127.0.0.1:${a.port}/health`).then((r) => r.ok, () => false)));
       return health.every(Boolean);
     }, 60_000);
-    const created = await runNode(cliEntry(root), ['merchant:create', '--name', 'bench'], { cwd: root, env, timeoutMs: 30_000 });
-    const merchant = lastJsonLine<{ merchantId: string; merchantKey: string }>(created.stdout);
+    const merchant = await runCli<{ merchantId: string; merchantKey: string }>(env, ['merchant:create', '--name', 'bench']);
     const api = apps.find((a) => a.name === 'api')!;
     return { baseUrl: `http://127.0.0.1:${api.port}`, merchant, env, apps, teardown };
   } catch (e) {
     await teardown();
     throw e;
   }
+}
+
+/** The operator CLI against the bench stack's database; its one JSON document on stdout. */
+export async function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
+  const r = await runNode(cliEntry(repoRoot()), args, { cwd: repoRoot(), env, timeoutMs: 30_000 });
+  if (r.code !== 0) throw new Error(`cli ${args.join(' ')} failed: ${r.stderr.trim() || r.stdout.trim()}`);
+  return lastJsonLine<T>(r.stdout);
 }
 
 async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
