@@ -134,7 +134,7 @@ describe('webhook delivery to urlReturn', () => {
     listener = await new Listener().start();
     stack = await startStack(
       {},
-      { envFor: { notifier: { WEBHOOK_SCHEDULE_SCALE: '0.0001', WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_PER_DESTINATION: '16' } } },
+      { envFor: { notifier: { WEBHOOK_SCHEDULE_SCALE: '0.0001', WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_PER_DESTINATION: '16', WEBHOOK_SWEEP_INTERVAL_MS: '500', WEBHOOK_SWEEP_GRACE_S: '1' } } },
     );
     shop = await createMerchant('webhook shop');
   });
@@ -230,6 +230,25 @@ describe('webhook delivery to urlReturn', () => {
     } finally {
       await later.stop();
     }
+  });
+
+  it('delivers a pending delivery whose job was lost (Redis lost its data): the sweeper queues it again', async () => {
+    const res = await receiver('sale', sale(listener.url('/lost')));
+    const first = await eventually(() => {
+      const got = listener.at('/lost');
+      expect(got).toHaveLength(1);
+      return got[0];
+    });
+    // As if the first attempt had failed and its retry job had vanished with Redis' data.
+    const d = await deliveryOf(res.json.transactionId);
+    await db.query(`UPDATE deliveries SET status = 'pending', next_attempt_at = now() - interval '10 seconds' WHERE id = $1`, [d.id]);
+    const again = await eventually(() => {
+      const got = listener.at('/lost');
+      expect(got).toHaveLength(2);
+      return got[1];
+    }, { timeoutMs: 15_000 });
+    expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    await eventually(async () => expect((await deliveryOf(res.json.transactionId)).status).toBe('succeeded'));
   });
 
   it('stops at 410 Gone', async () => {

@@ -242,7 +242,9 @@ describe('split settlement', () => {
   it('chargebacks debit liable entries only, else the merchant', async () => {
     const withLiable = await receiver('sale', sale(10_000, [{ recipient: r[0], percentage: 30, liable: true }, { recipient: r[1], percentage: 10, liable: 'false' }, { recipient: r[2], percentage: 30, liable: 'true' }]));
     await settled(withLiable.json.transactionId);
-    const cb = await runCli<Json>(['chargeback:record', '--transaction', withLiable.json.transactionId, '--amount', '1001']);
+    const cb = await runCli<Json>(['chargeback:record', '--transaction', withLiable.json.transactionId, '--amount', '1001', '--id', 'CB-1']);
+    // The acquirer's id makes a second recording of the same chargeback a no-op.
+    expect(await runCli<Json>(['chargeback:record', '--transaction', withLiable.json.transactionId, '--amount', '1001', '--id', 'CB-1'])).toMatchObject({ repeated: true, chargedBack: 1001, debits: [] });
     // 1001 over two equal liable slices: 500 each, the remainder cent to the earliest (principal).
     expect(cb.debits).toEqual([{ party: r[0], amount: 501 }, { party: r[2], amount: 500 }]);
     // What the chargeback returned cannot be refunded again: a full cancel refunds the rest only.

@@ -7,6 +7,7 @@ import { DELIVERY_QUEUE } from '@app/webhooks';
 import { NotifierConfig } from './config/notifier.config';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorker } from './deliveries/delivery.worker';
+import { DeliverySweeper } from './deliveries/delivery.sweeper';
 import { StatusChangedHandler } from './deliveries/status-changed.handler';
 
 const REDIS = Symbol('REDIS');
@@ -36,6 +37,7 @@ export class NotifierModule implements OnApplicationShutdown {
         DeliveriesRepository,
         DeliveriesService,
         DeliveryWorker,
+        DeliverySweeper,
       ],
     };
   }

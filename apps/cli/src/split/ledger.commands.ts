@@ -31,11 +31,12 @@ export class ChargebackRecordCommand extends CommandRunner {
     super();
   }
 
-  async run(_args: string[], o: { transaction?: string; amount?: string }): Promise<void> {
+  async run(_args: string[], o: { transaction?: string; amount?: string; id?: string }): Promise<void> {
     if (!o.transaction) throw new CliError('--transaction is required');
     if (!/^\d{1,15}$/.test(o.amount ?? '') || Number(o.amount) < 1) throw new CliError('--amount must be whole cents, at least 1');
+    if (o.id !== undefined && !/^\S{1,100}$/.test(o.id)) throw new CliError('--id must be the acquirer\'s chargeback id (1 to 100 characters, no spaces)');
     try {
-      const r = await this.ledger.recordChargeback(o.transaction.toLowerCase(), Number(o.amount));
+      const r = await this.ledger.recordChargeback(o.transaction.toLowerCase(), Number(o.amount), o.id);
       printJson({ transactionId: o.transaction.toUpperCase(), amount: Number(o.amount), ...r });
     } catch (e) {
       throw e instanceof DomainError ? new CliError(e.message) : e;
@@ -49,6 +50,11 @@ export class ChargebackRecordCommand extends CommandRunner {
 
   @Option({ flags: '--amount <cents>' })
   parseAmount(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--id <chargebackId>', description: "the acquirer's chargeback id: recording it again changes nothing" })
+  parseId(v: string): string {
     return v;
   }
 }

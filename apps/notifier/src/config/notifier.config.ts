@@ -15,6 +15,9 @@ export class NotifierConfig {
   /** Attempts in flight in this process, and at most this many to one host. */
   concurrency: number;
   perDestination: number;
+  /** How often, and how late, a delivery without a job is looked for (DeliverySweeper). */
+  sweepIntervalMs: number;
+  sweepGraceS: number;
 }
 
 export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): NotifierConfig {
@@ -30,6 +33,8 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
     allowNetworks: r.parse('WEBHOOK_ALLOW_NETWORKS', () => parseAllowList(r.optional('WEBHOOK_ALLOW_NETWORKS') ?? ''))!,
     concurrency: r.int('WEBHOOK_CONCURRENCY', 64, 1, 1000),
     perDestination: r.int('WEBHOOK_PER_DESTINATION', 16, 1, 1000),
+    sweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000),
+    sweepGraceS: r.int('WEBHOOK_SWEEP_GRACE_S', 300, 1, 86_400),
   };
   r.done('notifier');
   return cfg;

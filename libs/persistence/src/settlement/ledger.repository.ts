@@ -81,18 +81,29 @@ export class LedgerRepository {
     });
   }
 
-  /** A chargeback of `amount` cents (SPLIT.md 7): debits the liable entries, else the merchant. */
-  recordChargeback(transactionId: string, amount: number): Promise<{ chargedBack: number; debits: Debit[] }> {
+  /**
+   * A chargeback of `amount` cents (SPLIT.md 7): debits the liable entries, else the merchant.
+   * With the acquirer's `chargebackId`, recording the same chargeback again changes nothing.
+   */
+  recordChargeback(transactionId: string, amount: number, chargebackId?: string): Promise<{ chargedBack: number; debits: Debit[]; repeated: boolean }> {
     return this.db.transaction(async (tx) => {
       const s = await this.lockSettlement(tx, transactionId);
       if (!s) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, `No settled capture for transaction ${transactionId}.`);
       const before = Number(s.charged_back);
+      if (chargebackId !== undefined) {
+        const known: { amount: string }[] = await tx.query('SELECT amount FROM chargebacks WHERE transaction_id = $1 AND chargeback_id = $2', [transactionId, chargebackId]);
+        if (known.length) {
+          if (Number(known[0].amount) !== amount) throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `chargeback ${chargebackId} was recorded with ${known[0].amount} cents, not ${amount}.`);
+          return { chargedBack: before, debits: [], repeated: true };
+        }
+      }
       const open = Number(s.gross) - Number(s.cancelled) - before;
       if (amount > open) throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${open} cents captured and neither cancelled nor charged back.`);
       const debits = chargebackDebits(s.split, before, before + amount);
       await this.writeDebits(tx, s, 'chargeback', debits);
       await tx.query('UPDATE settlements SET charged_back = $2 WHERE transaction_id = $1', [transactionId, before + amount]);
-      return { chargedBack: before + amount, debits };
+      if (chargebackId !== undefined) await tx.query('INSERT INTO chargebacks (transaction_id, chargeback_id, amount) VALUES ($1, $2, $3)', [transactionId, chargebackId, amount]);
+      return { chargedBack: before + amount, debits, repeated: false };
     });
   }
 

@@ -150,6 +150,20 @@ export class DeliveriesRepository {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * Deliveries that should be in motion but may have lost their job: pending past their next
+   * attempt by `graceS`, or sending for longer than an attempt can take plus `graceS`.
+   */
+  overdue(graceS: number, sendingS: number, limit: number): Promise<Pick<DeliveryRow, 'id' | 'url' | 'status' | 'attempts' | 'replays'>[]> {
+    return this.db.query(
+      `SELECT id, url, status, attempts, replays FROM deliveries
+       WHERE (status = 'pending' AND next_attempt_at < now() - make_interval(secs => $1))
+          OR (status = 'sending' AND updated_at < now() - make_interval(secs => $2))
+       ORDER BY created_at LIMIT $3`,
+      [graceS, sendingS + graceS, limit],
+    );
+  }
+
   /** Seconds since the oldest delivery still waiting to succeed was created (0 when none). */
   async oldestOpenAgeSeconds(): Promise<number> {
     const rows: { age: number | null }[] = await this.db.query(

@@ -1,0 +1,66 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { DeliveriesRepository } from '@app/persistence';
+import { enqueueDelivery, MAX_ATTEMPTS } from '@app/webhooks';
+import { NotifierConfig } from '../config/notifier.config';
+
+/**
+ * No webhook is lost to a lost job. A delivery still pending well past its next attempt, or
+ * sending for longer than an attempt can take, whose job is gone from the queue (Redis lost its
+ * data, or the notifier stopped between recording a failed first attempt and queueing the retry),
+ * is queued again to continue its schedule; one with no attempt left is marked failed (visible,
+ * replayable). Postgres is the record; the queue only schedules.
+ */
+@Injectable()
+export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(DeliverySweeper.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+
+  constructor(
+    private readonly deliveries: DeliveriesRepository,
+    private readonly queue: Queue,
+    private readonly config: NotifierConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.sweep(), this.config.sweepIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass; returns how many deliveries it queued again (or failed). */
+  sweep(): Promise<number> {
+    this.running ??= this.pass().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(): Promise<number> {
+    let moved = 0;
+    try {
+      const graceS = this.config.sweepGraceS;
+      for (const d of await this.deliveries.overdue(graceS, Math.ceil(this.config.timeoutMs / 1000), 200)) {
+        const jobId = d.replays ? `${d.id}-r${d.replays}` : d.id;
+        const job = await this.queue.getJob(jobId);
+        if (job && !(await job.isCompleted()) && !(await job.isFailed())) continue; // still scheduled
+        if (job) await job.remove(); // a finished job under that id would block a new one
+        moved++;
+        // The schedule continues where it was (a replayed delivery starts its schedule afresh).
+        const offset = d.replays ? 0 : d.attempts;
+        if (offset >= MAX_ATTEMPTS) {
+          await this.deliveries.markFailedIfOpen(d.id, 'no attempt left after its job was lost');
+          continue;
+        }
+        await enqueueDelivery(this.queue, d, { replay: d.replays, offset });
+        this.logger.warn({ deliveryId: d.id, attempts: d.attempts }, 'delivery without a job: queued again');
+      }
+    } catch (e) {
+      this.logger.warn(`delivery sweep failed: ${(e as Error).message}`);
+    }
+    return moved;
+  }
+}
