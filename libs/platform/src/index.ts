@@ -8,3 +8,4 @@ export * from './app-imports';
 export * from './shutdown';
 export * from './queue-client';
 export * from './fee-defaults';
+export * from './periodic-pass';

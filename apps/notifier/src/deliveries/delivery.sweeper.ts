@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { DeliveriesRepository } from '@app/persistence';
+import { PeriodicPass } from '@app/platform';
 import { enqueueDelivery, MAX_ATTEMPTS } from '@app/webhooks';
 import { NotifierConfig } from '../config/notifier.config';
 
@@ -14,8 +15,7 @@ import { NotifierConfig } from '../config/notifier.config';
 @Injectable()
 export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DeliverySweeper.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private readonly periodic = new PeriodicPass(() => this.pass());
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -24,19 +24,16 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.sweep(), this.config.sweepIntervalMs);
-    this.timer.unref();
+    this.periodic.start(this.config.sweepIntervalMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.periodic.stop();
   }
 
   /** One pass; returns how many deliveries it queued again (or failed). */
   sweep(): Promise<number> {
-    this.running ??= this.pass().finally(() => (this.running = undefined));
-    return this.running;
+    return this.periodic.run();
   }
 
   private async pass(): Promise<number> {

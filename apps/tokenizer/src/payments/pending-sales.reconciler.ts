@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Queue } from 'bullmq';
 import type IORedis from 'ioredis';
 import { TransactionsRepository } from '@app/persistence';
+import { PeriodicPass } from '@app/platform';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { PaymentsService } from './payments.service';
 
@@ -17,8 +18,7 @@ export const AUTHORIZE_QUEUE = Symbol('AUTHORIZE_QUEUE');
 @Injectable()
 export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(PendingSalesReconciler.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private readonly periodic = new PeriodicPass(() => this.pass());
 
   constructor(
     private readonly transactions: TransactionsRepository,
@@ -28,21 +28,18 @@ export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplica
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.sweep(), this.config.reconcileIntervalMs);
-    this.timer.unref();
+    this.periodic.start(this.config.reconcileIntervalMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.periodic.stop();
     await this.queue.close();
     (this.queue.opts.connection as IORedis).disconnect();
   }
 
   /** One pass; returns how many sales it abandoned. */
   sweep(): Promise<number> {
-    this.running ??= this.pass().finally(() => (this.running = undefined));
-    return this.running;
+    return this.periodic.run();
   }
 
   private async pass(): Promise<number> {
