@@ -24,6 +24,9 @@ type Behaviour = (req: Received, nth: number) => { status: number; headers?: Rec
 class Listener {
   readonly received: Received[] = [];
   connections = 0;
+  /** Requests waiting for their answer now, and the most there were at once. */
+  open = 0;
+  maxOpen = 0;
   private readonly behaviours = new Map<string, Behaviour>();
   private server?: Server;
 
@@ -58,6 +61,8 @@ class Listener {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    this.maxOpen = Math.max(this.maxOpen, ++this.open);
+    res.on('close', () => this.open--);
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -360,6 +365,32 @@ describe('webhook delivery to urlReturn', () => {
     expect(verify(r, rotated.webhookSecret)).toBeDefined();
     expect(verify(r, shop.webhookSecret)).toBeDefined();
     shop = { ...shop, webhookSecret: rotated.webhookSecret };
+  });
+
+  it('one slow listener gets at most 16 attempts at once, spends no attempt waiting, and does not hold up another listener', async () => {
+    const slow = await new Listener().start();
+    try {
+      slow.on('/busy', () => ({ status: 200, delayMs: 1_000 }));
+      const slowIds: string[] = [];
+      for (let batch = 0; batch < 4; batch++) {
+        const res = await Promise.all(Array.from({ length: 20 }, () => receiver('sale', sale(slow.url('/busy')))));
+        slowIds.push(...res.map((x) => x.json.transactionId));
+      }
+      // 80 deliveries at 16 × 1 s take 5 s; another merchant's listener is served meanwhile.
+      const fast = await Promise.all(Array.from({ length: 10 }, () => receiver('sale', sale(listener.url('/beside-busy')))));
+      await eventually(() => expect(new Set(listener.at('/beside-busy').map((r) => r.transactionId)).size).toBe(fast.length), { intervalMs: 20, timeoutMs: 3_000 });
+      expect(new Set(slow.at('/busy').map((r) => r.transactionId)).size).toBeLessThan(slowIds.length);
+      await eventually(async () => {
+        const rows = await db.query(`SELECT status, attempts FROM deliveries WHERE transaction_id = ANY($1)`, [slowIds.map((i) => i.toLowerCase())]);
+        expect(rows.rows).toHaveLength(slowIds.length);
+        // Waiting for a slot, in process or in the queue, never counts as an attempt.
+        expect(rows.rows.filter((r) => r.status !== 'succeeded' || r.attempts !== 1)).toEqual([]);
+      }, { timeoutMs: 60_000, intervalMs: 250 });
+      expect(slow.maxOpen).toBeLessThanOrEqual(16);
+      expect(slow.maxOpen).toBeGreaterThan(1);
+    } finally {
+      await slow.stop();
+    }
   });
 
   it('SIGKILL with 200 deliveries in flight: every event is delivered after restart, duplicates keep their webhook-id', async () => {

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { toTransactionResponse, TransactionEvent } from '@app/contracts';
 import { DeliveriesRepository } from '@app/persistence';
 import { DeliveryWorker } from './delivery.worker';
@@ -9,8 +9,6 @@ import { DeliveryWorker } from './delivery.worker';
  */
 @Injectable()
 export class DeliveriesService {
-  private readonly logger = new Logger(DeliveriesService.name);
-
   constructor(
     private readonly deliveries: DeliveriesRepository,
     private readonly worker: DeliveryWorker,
@@ -23,16 +21,14 @@ export class DeliveriesService {
     const [beforeHash, hash] = e.urlReturn.split(/#(.*)/s);
     const url = `${beforeHash}${beforeHash.includes('?') ? '&' : '?'}TransactionID=${encodeURIComponent(e.view.id)}${hash !== undefined ? `#${hash}` : ''}`;
     const body = JSON.stringify({ type: 'transaction.status_changed', timestamp: new Date().toISOString(), data: toTransactionResponse(e.view) });
-    // When the host has room, the new delivery is created claimed for its first attempt.
-    const claim = this.worker.hasRoomFor(new URL(url).host);
+    // Created claimed for its first attempt, made here (given back if the host stays busy).
     const { row: delivery, created } = await this.deliveries.createOnce(
       { merchantId: e.merchantId, transactionId: e.transactionId.toLowerCase(), statusVersion: e.statusVersion, event: 'transaction.status_changed', url, body },
-      claim,
+      true,
     );
     // A re-delivered event (after a crash) finds the delivery and, unless it is settled, tries
     // again with the same webhook-id; a retry job it may have queued already dedups by its id.
-    if (created && claim) await this.worker.deliverNow(delivery, true);
+    if (created) await this.worker.deliverNow(delivery, true);
     else if (delivery.status === 'pending' || delivery.status === 'sending') await this.worker.deliverNow(delivery);
-    this.logger.debug?.(`delivery ${delivery.id} for ${e.transactionId} v${e.statusVersion}`);
   }
 }

@@ -4,7 +4,8 @@ import { DeliveriesRepository, DeliveryRow, WebhookSecrets } from '@app/persiste
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, MAX_ATTEMPTS, retryDelayMs, WEBHOOK_BACKOFF } from '@app/webhooks';
 import { NotifierConfig } from '../config/notifier.config';
 import { attemptDuration, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
-import { WebhookSender } from './webhook-sender';
+import { HostSlots, Release } from './host-slots';
+import { SendResult, WebhookSender } from './webhook-sender';
 
 /** A failed attempt that should be retried after `delayMs` (the schedule, or the listener's Retry-After). */
 class RetryLater extends Error {
@@ -24,15 +25,16 @@ type Outcome = { next: 'done' } | { next: 'retry'; delayMs: number; reason: stri
  * delivery queue, which BullMQ re-runs on the DESIGN.md 4 schedule (a custom backoff strategy)
  * until an attempt succeeds, the listener answers 410, or the schedule is exhausted. Every
  * attempt is recorded in Postgres. At most `perDestination` attempts run against one host at a
- * time; a job over that cap goes back to the queue for a moment without spending an attempt, so
- * one slow listener never holds every slot.
+ * time (HostSlots): an attempt over that cap waits a moment for a slot, and past that goes to
+ * the queue (a job steps back without spending an attempt), so one slow listener never holds
+ * every slot.
  */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DeliveryWorker.name);
   private worker?: Worker<DeliveryJob>;
   private readonly sender: WebhookSender;
-  private readonly inFlight = new Map<string, number>();
+  private readonly slots: HostSlots;
   private readonly secrets = new Map<string, { value: WebhookSecrets; expiresAt: number }>();
 
   constructor(
@@ -41,6 +43,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     readonly queue: Queue,
   ) {
     this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs);
+    this.slots = new HostSlots(config.perDestination, config.slotWaitMs);
     measureOldestPendingWith(() => this.deliveries.oldestOpenAgeSeconds());
   }
 
@@ -74,62 +77,62 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   }
 
   /**
-   * The first attempt of a new delivery, made by the status change's handler. A crash during it
-   * re-runs that handler (the event job comes back), which finds the delivery and tries again
-   * with the same webhook-id.
+   * The first attempt of a delivery, made by the status change's handler. `claimed`: the
+   * delivery was created already claimed for it (saves a round trip). When the host stays busy,
+   * the claim is given back and the queue takes the delivery. A crash during it re-runs that
+   * handler (the event job comes back), which finds the delivery and tries again with the same
+   * webhook-id.
    */
   async deliverNow(delivery: DeliveryRow, claimed = false): Promise<void> {
     const host = new URL(delivery.url).host;
-    const outcome = await this.withSlot(host, () => this.attempt(delivery.id, 1, claimed ? delivery : undefined));
-    if (outcome === undefined) await enqueueDelivery(this.queue, delivery); // over the cap: the queue takes it
-    else if (outcome.next === 'retry') await enqueueDelivery(this.queue, delivery, { offset: 1, delayMs: outcome.delayMs });
+    const slot = await this.slots.acquire(host);
+    if (!slot) {
+      if (claimed) await this.deliveries.unclaim(delivery.id);
+      await enqueueDelivery(this.queue, delivery, { delayMs: this.slots.deferMs(host) });
+      return;
+    }
+    const outcome = await this.attempt(claimed ? delivery : delivery.id, 1, slot);
+    if (outcome.next === 'retry') await enqueueDelivery(this.queue, delivery, { offset: 1, delayMs: outcome.delayMs });
   }
 
   private async runJob(job: Job<DeliveryJob>, token?: string): Promise<void> {
     const offset = job.data.offset ?? 0;
-    const outcome = await this.withSlot(job.data.host ?? '', () => this.attempt(job.data.deliveryId, offset + job.attemptsMade + 1));
-    if (outcome === undefined) {
-      // Over the host's cap: step back for a moment without spending an attempt.
-      await job.moveToDelayed(Date.now() + 100 + Math.floor(Math.random() * 200), token);
+    const host = job.data.host ?? '';
+    const slot = await this.slots.acquire(host);
+    if (!slot) {
+      // Over the host's cap: back to the queue without spending an attempt, due when the host
+      // should have room (HostSlots.deferMs), not in a tight loop through Redis.
+      await job.moveToDelayed(Date.now() + this.slots.deferMs(host), token);
       throw new DelayedError();
     }
+    const outcome = await this.attempt(job.data.deliveryId, offset + job.attemptsMade + 1, slot);
     if (outcome.next === 'retry') throw new RetryLater(outcome.reason, outcome.delayMs);
     if (outcome.next === 'stop') throw new UnrecoverableError(outcome.reason);
   }
 
   /**
-   * Runs `work` holding one of the host's slots, or returns undefined when the host is at its cap.
-   * The slot is taken in the same synchronous step as the check, so concurrent callers cannot all
-   * pass it; and it is checked before any read, so a backlog for one slow host costs nothing.
+   * One attempt; `position` is its place in the schedule (1 = the first). `delivery` is its id
+   * (the attempt is claimed here) or the row already claimed for it. The host's slot is held
+   * until the listener has answered, not while the attempt is recorded.
    */
-  private async withSlot(host: string, work: () => Promise<Outcome>): Promise<Outcome | undefined> {
-    if ((this.inFlight.get(host) ?? 0) >= this.config.perDestination) return undefined;
-    this.inFlight.set(host, (this.inFlight.get(host) ?? 0) + 1);
+  private async attempt(delivery: string | DeliveryRow, position: number, slot: Release): Promise<Outcome> {
+    let claimed: DeliveryRow | undefined;
+    let result: SendResult;
+    let startedAt: Date;
     try {
-      return await work();
+      claimed = typeof delivery === 'string' ? await this.deliveries.startAttempt(delivery) : delivery;
+      if (!claimed) return { next: 'done' }; // settled meanwhile (or failed/blocked and not replayed)
+      const secrets = await this.secretsOf(claimed.merchant_id);
+      startedAt = new Date();
+      result = await this.sender.send(claimed.id, claimed.url, claimed.body, secrets);
     } finally {
-      const n = (this.inFlight.get(host) ?? 1) - 1;
-      if (n > 0) this.inFlight.set(host, n);
-      else this.inFlight.delete(host);
+      slot();
     }
+    return this.record(claimed, position, startedAt, result);
   }
 
-  /** Whether an attempt to `host` could start now (a hint: the slot is only taken by withSlot). */
-  hasRoomFor(host: string): boolean {
-    return (this.inFlight.get(host) ?? 0) < this.config.perDestination;
-  }
-
-  /**
-   * One attempt; `position` is its place in the schedule (1 = the first). `claimed`: the delivery
-   * was created already claimed for its first attempt (saves a round trip).
-   */
-  private async attempt(deliveryId: string, position: number, claimed?: DeliveryRow): Promise<Outcome> {
-    const delivery = claimed ?? (await this.deliveries.startAttempt(deliveryId));
-    if (!delivery) return { next: 'done' }; // settled meanwhile (or failed/blocked and not replayed)
+  private async record(delivery: DeliveryRow, position: number, startedAt: Date, result: SendResult): Promise<Outcome> {
     const attempt = delivery.attempts;
-    const startedAt = new Date();
-    const secrets = await this.secretsOf(delivery.merchant_id);
-    const result = await this.sender.send(delivery.id, delivery.url, delivery.body, secrets);
     attemptDuration.observe({ error_class: result.errorClass ?? 'none' }, result.durationMs / 1000);
     const record = { startedAt, ...result };
     const describe = result.httpStatus ? `HTTP ${result.httpStatus}` : `${result.errorClass}: ${result.responseBody ?? ''}`;

@@ -95,6 +95,11 @@ export class DeliveriesRepository {
     return rows[0];
   }
 
+  /** Gives back a claim no attempt was made on (the delivery goes to the queue instead). */
+  async unclaim(id: string): Promise<void> {
+    await this.db.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending'`, [id]);
+  }
+
   /** Records an attempt and the delivery's new state, in one statement. */
   async finishAttempt(id: string, attempt: number, a: AttemptRecord, next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string }): Promise<void> {
     await this.db.query(
