@@ -417,7 +417,9 @@ describe('webhook delivery to urlReturn', () => {
     await eventually(async () => {
       const open = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE transaction_id = ANY($1) AND status <> 'succeeded'`, [ids.map((i) => i.toLowerCase())]);
       expect(open.rows[0].n).toBe(0);
-    });
+      // An attempt cut by the kill after the listener had it is recorded when its job comes back
+      // from the stalled check (lockDuration + stalledInterval: up to ~20 s), and is sent again.
+    }, { timeoutMs: 60_000, intervalMs: 500 });
   });
 
   describe('operator endpoints', () => {

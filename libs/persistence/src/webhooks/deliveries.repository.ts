@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { statementBatcher } from '../batching';
 
 export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
@@ -50,29 +51,107 @@ export interface WebhookSecrets {
 const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, status, attempts, replays, next_attempt_at,
   last_http_status, last_error, created_at, updated_at, succeeded_at`;
 
+type Created = { row: DeliveryRow; created: boolean };
+type NewDeliveryClaim = NewDelivery & { claim: boolean };
+type FinishedAttempt = { id: string; attempt: number; a: AttemptRecord; next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string } };
+
 /**
  * Webhook deliveries and their attempts. A delivery is created once per event × URL (a unique key
  * absorbs re-delivered events) and its body is stored once: every attempt sends the same bytes.
+ * Creating deliveries and recording attempts, the two writes of every delivery, are batched
+ * across concurrent callers (statementBatcher): one statement for all that arrive together.
  */
 @Injectable()
 export class DeliveriesRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  private readonly create: (d: NewDeliveryClaim) => Promise<Created>;
+  private readonly finish: (f: FinishedAttempt) => Promise<void>;
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.create = statementBatcher((items) => this.createMany(items));
+    this.finish = statementBatcher((items) => this.finishMany(items));
+  }
 
   /**
    * The delivery of this event, created now or by an earlier delivery of the same event. With
    * `claim`, a new delivery is created already claimed for its first attempt ('sending', 1).
    */
-  async createOnce(d: NewDelivery, claim = false): Promise<{ row: DeliveryRow; created: boolean }> {
+  createOnce(d: NewDelivery, claim = false): Promise<Created> {
+    return this.create({ ...d, claim });
+  }
+
+  /** Records an attempt and the delivery's new state. */
+  finishAttempt(id: string, attempt: number, a: AttemptRecord, next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string }): Promise<void> {
+    return this.finish({ id, attempt, a, next });
+  }
+
+  /**
+   * One statement for many new deliveries. The final SELECT reads the snapshot taken before the
+   * insert, so it finds exactly the deliveries that existed already. An event twice in one batch
+   * is inserted once; its second caller gets the row as not created (it must not attempt too).
+   * A delivery inserted by a concurrent statement after the snapshot is in neither part: that
+   * caller fails and its event job runs again, and then finds it.
+   */
+  private async createMany(items: readonly NewDeliveryClaim[]): Promise<(Created | Error)[]> {
+    const key = (d: { transactionId: string; statusVersion: number; event: string }) => `${d.transactionId}|${d.statusVersion}|${d.event}`;
+    const first = new Map<string, NewDeliveryClaim>();
+    for (const d of items) if (!first.has(key(d))) first.set(key(d), d);
+    const unique = [...first.values()];
     const rows: (DeliveryRow & { created: boolean })[] = await this.db.query(
-      `WITH created AS (
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[])
+           AS t (id, merchant_id, transaction_id, status_version, event, url, body, status, attempts)),
+       created AS (
          INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, body, status, attempts)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
+         SELECT * FROM input ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
        SELECT *, true AS created FROM created UNION ALL
-       SELECT *, false AS created FROM deliveries WHERE transaction_id = $3 AND status_version = $4 AND event = $5 AND NOT EXISTS (SELECT 1 FROM created)`,
-      [randomUUID(), d.merchantId, d.transactionId, d.statusVersion, d.event, d.url, d.body, claim ? 'sending' : 'pending', claim ? 1 : 0],
+       SELECT d.*, false AS created FROM deliveries d JOIN input i USING (transaction_id, status_version, event)`,
+      [
+        unique.map(() => randomUUID()),
+        unique.map((d) => d.merchantId),
+        unique.map((d) => d.transactionId),
+        unique.map((d) => d.statusVersion),
+        unique.map((d) => d.event),
+        unique.map((d) => d.url),
+        unique.map((d) => d.body),
+        unique.map((d) => (d.claim ? 'sending' : 'pending')),
+        unique.map((d) => (d.claim ? 1 : 0)),
+      ],
     );
-    const { created, ...row } = rows[0];
-    return { row, created };
+    const byKey = new Map(rows.map(({ created, ...row }) => [key({ transactionId: row.transaction_id, statusVersion: row.status_version, event: row.event }), { row, created }]));
+    return items.map((d) => {
+      const hit = byKey.get(key(d));
+      if (!hit) return new Error(`delivery of ${d.transactionId} v${d.statusVersion} was created concurrently; retry`);
+      if (first.get(key(d)) !== d) return { row: hit.row, created: false };
+      return hit;
+    });
+  }
+
+  /** Records many attempts and their deliveries' new states, in one statement. */
+  private async finishMany(items: readonly FinishedAttempt[]): Promise<void[]> {
+    await this.db.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[])
+           AS t (id, attempt, started_at, duration_ms, http_status, error_class, response_body, status, next_attempt_at, error)),
+       attempt AS (
+         INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body)
+         SELECT id, attempt, started_at, duration_ms, http_status, error_class, response_body FROM input)
+       UPDATE deliveries d SET status = i.status, next_attempt_at = i.next_attempt_at, last_http_status = i.http_status, last_error = i.error, updated_at = now(),
+         succeeded_at = CASE WHEN i.status = 'succeeded' THEN now() ELSE d.succeeded_at END
+       FROM input i WHERE d.id = i.id`,
+      [
+        items.map((f) => f.id),
+        items.map((f) => f.attempt),
+        items.map((f) => f.a.startedAt),
+        items.map((f) => f.a.durationMs),
+        items.map((f) => f.a.httpStatus ?? null),
+        items.map((f) => f.a.errorClass ?? null),
+        items.map((f) => f.a.responseBody ?? null),
+        items.map((f) => f.next.status),
+        items.map((f) => f.next.nextAttemptAt ?? null),
+        items.map((f) => f.next.error ?? null),
+      ],
+    );
+    return items.map(() => undefined);
   }
 
   async find(id: string): Promise<DeliveryRow | undefined> {
@@ -98,18 +177,6 @@ export class DeliveriesRepository {
   /** Gives back a claim no attempt was made on (the delivery goes to the queue instead). */
   async unclaim(id: string): Promise<void> {
     await this.db.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending'`, [id]);
-  }
-
-  /** Records an attempt and the delivery's new state, in one statement. */
-  async finishAttempt(id: string, attempt: number, a: AttemptRecord, next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string }): Promise<void> {
-    await this.db.query(
-      `WITH attempt AS (
-         INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body) VALUES ($1, $2, $3, $4, $5, $6, $7))
-       UPDATE deliveries SET status = $8, next_attempt_at = $9, last_http_status = $5, last_error = $10, updated_at = now(),
-         succeeded_at = CASE WHEN $8 = 'succeeded' THEN now() ELSE succeeded_at END
-       WHERE id = $1`,
-      [id, attempt, a.startedAt, a.durationMs, a.httpStatus ?? null, a.errorClass ?? null, a.responseBody ?? null, next.status, next.nextAttemptAt ?? null, next.error ?? null],
-    );
   }
 
   /** Marks a delivery failed unless an attempt already settled it. */
