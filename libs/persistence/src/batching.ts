@@ -8,38 +8,76 @@ export interface StatementBatcherOptions {
 }
 
 /**
+ * Errors of the data (class 22: bad value, 23: constraint violated) or of contention (40:
+ * deadlock, serialization): the batch failed as a whole and each item may fare differently on its
+ * own. Any other failure (the connection, the server) would fail each item the same way.
+ */
+const ITEM_SPECIFIC = /^(22|23|40)/;
+
+/**
  * Many concurrent one-row statements as one (group commit): items queued while up to
- * `maxInFlight` statements are out go together in the next, so under load a handful of round
- * trips (and WAL flushes) serve hundreds of items, and alone an item waits only for the current
- * turn of the event loop. `run` answers per item, in order (a value or an Error). If a batch
- * fails as a whole, each of its items is run on its own, so one bad item (a broken reference,
- * say) fails alone instead of failing every caller it was batched with.
+ * `maxInFlight` statements are out (or scheduled) go together in the next, so under load a
+ * handful of round trips (and WAL flushes) serve hundreds of items, and alone an item waits only
+ * for the current turn of the event loop. `run` answers per item, in order (a value or an Error).
+ * If a batch fails for a reason that may be one item's (a constraint, a deadlock), its items are
+ * run again one at a time, so one bad item fails alone instead of failing every caller it was
+ * batched with; any other failure fails the batch's callers, who retry as they would have.
  */
 export function statementBatcher<K, V>(run: (items: readonly K[]) => Promise<readonly (V | Error)[]>, opts: StatementBatcherOptions = {}): (item: K) => Promise<V> {
   const maxInFlight = opts.maxInFlight ?? 2;
-  let inFlight = 0;
+  let busy = 0; // batches scheduled or in flight
   const held: (() => void)[] = [];
   const loader = new DataLoader<K, V, K>(
     async (items) => {
-      inFlight++;
       try {
         return await run(items);
       } catch (e) {
-        if (items.length === 1) throw e;
-        return Promise.all(items.map((item) => run([item]).then((r) => r[0], (err: Error) => err)));
+        if (items.length === 1 || !ITEM_SPECIFIC.test(String((e as { code?: unknown }).code ?? ''))) throw e;
+        const out: (V | Error)[] = [];
+        for (const item of items) out.push(await run([item]).then((r) => r[0], (err: Error) => err));
+        return out;
       } finally {
-        inFlight--;
+        // The slot passes to the next held batch, if any.
         const next = held.shift();
         if (next) setImmediate(next);
+        else busy--;
       }
     },
     {
       cache: false,
       maxBatchSize: opts.maxBatchSize ?? 500,
       // A batch goes out once the loop has taken in what arrived with it (setImmediate), or,
-      // while maxInFlight statements are out, when one of them is back.
-      batchScheduleFn: (dispatch) => (inFlight < maxInFlight ? setImmediate(dispatch) : held.push(dispatch)),
+      // while maxInFlight batches are out, when one of them is back.
+      batchScheduleFn: (dispatch) => {
+        if (busy < maxInFlight) {
+          busy++;
+          setImmediate(dispatch);
+        } else {
+          held.push(dispatch);
+        }
+      },
     },
   );
   return (item) => loader.load(item);
+}
+
+/** The parameters of a statement over `unnest($1::type[], …)`: one array per picked column. */
+export function columns<T>(items: readonly T[], ...pick: ((item: T) => unknown)[]): unknown[][] {
+  return pick.map((p) => items.map(p));
+}
+
+/**
+ * Splits a batch so no group holds two items with one key: the first of each key together, then
+ * every repeat on its own, in arrival order (one UPDATE must never see a row twice: Postgres
+ * would apply an arbitrary one of the two).
+ */
+export function distinctGroups<T>(items: readonly T[], key: (item: T) => string): T[][] {
+  const seen = new Set<string>();
+  const first: T[] = [];
+  const repeats: T[][] = [];
+  for (const item of items) {
+    if (seen.has(key(item))) repeats.push([item]);
+    else (seen.add(key(item)), first.push(item));
+  }
+  return [first, ...repeats];
 }

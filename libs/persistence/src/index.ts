@@ -1,4 +1,5 @@
 export * from './options';
+export * from './batching';
 export * from './entities/merchant.entity';
 export * from './entities/token-card.entity';
 export * from './transactions/transactions.repository';

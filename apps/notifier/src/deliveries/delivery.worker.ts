@@ -87,7 +87,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     const host = new URL(delivery.url).host;
     const slot = await this.slots.acquire(host);
     if (!slot) {
-      if (claimed) await this.deliveries.unclaim(delivery.id);
+      if (claimed) await this.deliveries.unclaim(delivery.id, delivery.attempts);
       await enqueueDelivery(this.queue, delivery, { delayMs: this.slots.deferMs(host) });
       return;
     }

@@ -25,12 +25,13 @@ const MAX_IDLE_HOSTS = 10_000;
 
 /**
  * At most `cap` attempts at a time to one host. A caller over the cap waits for a slot, up to
- * `maxWaitMs`, unless the callers already waiting would take longer than that at the host's
- * pace (slots held `holdMs` each, smoothed): then, or when the wait runs out, it gets undefined
- * and hands the attempt to the queue, for a time `deferMs` spreads out at the pace the host
- * drains. So a fast listener keeps its attempts in process; a slow one holds its cap plus at
- * most maxWaitMs of waiters (cap × maxWaitMs / holdMs) and never starves the others; and its
- * backlog waits in the queue's delayed set instead of cycling through Redis.
+ * `maxWaitMs`, unless the callers already waiting would take longer than that at the host's pace
+ * (slots held `holdMs` each, smoothed) or 4 × cap of them already wait: then, or when the wait
+ * runs out, it gets undefined and hands the attempt to the queue, for a time `deferMs` spreads
+ * out at the pace the host drains. So a fast listener keeps its attempts in process; a slow one
+ * holds its cap plus at most maxWaitMs of waiters (cap × maxWaitMs / holdMs, never over 4 × cap)
+ * and never starves the others; and its backlog waits in the queue's delayed set instead of
+ * cycling through Redis.
  */
 export class HostSlots {
   private readonly hosts = new Map<string, HostState>();

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { columns, statementBatcher } from '@app/persistence';
 import type { AcquirerResult } from './acquirer.connector';
 
 export interface SandboxCall {
@@ -27,18 +28,50 @@ export interface SandboxCallLog {
 
 @Injectable()
 export class PostgresSandboxCallLog implements SandboxCallLog {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  /** Concurrent first calls are recorded in one statement (see statementBatcher). */
+  private readonly recordFirst: (call: SandboxCall) => Promise<AcquirerResult>;
 
-  async recordOnce(call: SandboxCall): Promise<AcquirerResult> {
-    const params = [call.operationKey, call.kind, call.maskedPan ?? null, call.amount ?? null, call.tid ?? call.result.tid, JSON.stringify(call.result)];
-    const inserted: { result: AcquirerResult }[] = await this.db.query(
-      `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (operation_key) WHERE NOT repeat DO NOTHING RETURNING result`,
-      params,
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.recordFirst = statementBatcher((calls) => this.recordMany(calls));
+  }
+
+  recordOnce(call: SandboxCall): Promise<AcquirerResult> {
+    return this.recordFirst(call);
+  }
+
+  /**
+   * Records each call unless its key is known. A key already known (or twice in the batch: its
+   * first call is the one recorded) makes the call a repeat, answered with the first result.
+   */
+  private async recordMany(calls: readonly SandboxCall[]): Promise<AcquirerResult[]> {
+    const inserted: { operation_key: string; result: AcquirerResult }[] = await this.db.query(
+      `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[])
+       ON CONFLICT (operation_key) WHERE NOT repeat DO NOTHING RETURNING operation_key, result`,
+      columns(
+        calls,
+        (c) => c.operationKey,
+        (c) => c.kind,
+        (c) => c.maskedPan ?? null,
+        (c) => c.amount ?? null,
+        (c) => c.tid ?? c.result.tid ?? null,
+        (c) => JSON.stringify(c.result),
+      ),
     );
-    if (inserted.length) return inserted[0].result;
-    // Another delivery of the same operation got there first: its result is the answer.
-    return (await this.recordRepeat(call))!.result;
+    const first = new Map(inserted.map((r) => [r.operation_key, r.result]));
+    const answered = new Set<string>();
+    const out: AcquirerResult[] = [];
+    for (const call of calls) {
+      const result = first.get(call.operationKey);
+      if (result !== undefined && !answered.has(call.operationKey)) {
+        answered.add(call.operationKey);
+        out.push(result);
+      } else {
+        // Another delivery of the same operation got there first: its result is the answer.
+        out.push((await this.recordRepeat(call))!.result);
+      }
+    }
+    return out;
   }
 
   /** A call whose operation key is known: recorded as received, answered from the first one. */

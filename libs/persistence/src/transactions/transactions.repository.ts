@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { columns, distinctGroups, statementBatcher } from '../batching';
 import { EventName, OperationName, SettlementTerms, TransactionStatus, TransactionView } from '@app/contracts';
 import { computeSplit, processingFee } from '@app/split';
 
@@ -62,6 +63,12 @@ export interface OutboxEvent {
   payload: unknown;
 }
 
+interface PendingTransition {
+  row: TransactionRow;
+  change: Transition;
+  out: OutboxEvent[];
+}
+
 const OPERATION_CODES: Record<OperationName, number> = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6 };
 const OPERATION_NAMES = Object.fromEntries(Object.entries(OPERATION_CODES).map(([k, v]) => [v, k])) as Record<number, OperationName>;
 
@@ -72,16 +79,66 @@ const OPERATION_NAMES = Object.fromEntries(Object.entries(OPERATION_CODES).map((
  */
 @Injectable()
 export class TransactionsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  /** Concurrent reads by id go out as one statement (see statementBatcher). */
+  private readonly findOne: (key: { merchantId: string; id: string }) => Promise<TransactionRow | undefined>;
+  /** Concurrent status changes go out as one statement (see transitionMany). */
+  private readonly transitionOne: (t: PendingTransition) => Promise<boolean>;
+  private readonly insertOne: (t: NewTransaction) => Promise<TransactionRow>;
 
-  async insertPending(t: NewTransaction): Promise<TransactionRow> {
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.insertOne = statementBatcher((items) => this.insertMany(items));
+    this.transitionOne = statementBatcher((items) => this.transitionMany(items));
+    this.findOne = statementBatcher(async (keys) => {
+      const rows: TransactionRow[] = await this.db.query(
+        'SELECT t.* FROM transactions t JOIN unnest($1::uuid[], $2::uuid[]) AS k (id, merchant_id) ON t.id = k.id AND t.merchant_id = k.merchant_id',
+        [keys.map((k) => k.id), keys.map((k) => k.merchantId)],
+      );
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const handedOut = new Set<TransactionRow>();
+      return keys.map((k) => {
+        const row = byId.get(k.id.toLowerCase());
+        if (!row || row.merchant_id !== k.merchantId.toLowerCase()) return undefined;
+        // The same transaction read by several callers at once: each gets its own copy.
+        if (handedOut.has(row)) return structuredClone(row);
+        handedOut.add(row);
+        return row;
+      });
+    });
+  }
+
+  /** Records a new sale at status 0; concurrent ones go out as one statement. */
+  insertPending(t: NewTransaction): Promise<TransactionRow> {
+    return this.insertOne(t);
+  }
+
+  private async insertMany(items: readonly NewTransaction[]): Promise<TransactionRow[]> {
     const rows: TransactionRow[] = await this.db.query(
       `INSERT INTO transactions (id, merchant_id, reference, operation, status, acquirer, method, instalments, currency, amount,
          masked_card, brand, token_card, details, url_return)
-       VALUES ($1, $2, $3, $4, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
-      [t.id, t.merchantId, t.reference, OPERATION_CODES[t.operation], t.acquirer, t.method, t.instalments, t.currency, t.amount, t.maskedCard, t.brand, t.tokenCard ?? null, t.details, t.urlReturn ?? null],
+       SELECT id, merchant_id, reference, operation, 0, acquirer, method, instalments, currency, amount, masked_card, brand, token_card, details, url_return
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::int8[], $10::text[], $11::text[], $12::text[], $13::jsonb[], $14::text[])
+         AS i (id, merchant_id, reference, operation, acquirer, method, instalments, currency, amount, masked_card, brand, token_card, details, url_return)
+       RETURNING *`,
+      columns(
+        items,
+        (t) => t.id,
+        (t) => t.merchantId,
+        (t) => t.reference,
+        (t) => OPERATION_CODES[t.operation],
+        (t) => t.acquirer,
+        (t) => t.method,
+        (t) => t.instalments,
+        (t) => t.currency,
+        (t) => t.amount,
+        (t) => t.maskedCard,
+        (t) => t.brand,
+        (t) => t.tokenCard ?? null,
+        (t) => JSON.stringify(t.details),
+        (t) => t.urlReturn ?? null,
+      ),
     );
-    return rows[0];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return items.map((t) => byId.get(t.id.toLowerCase())!);
   }
 
   /** Removes a sale that was recorded but never sent (the queue was down, or the vault refused it). */
@@ -89,9 +146,8 @@ export class TransactionsRepository {
     await this.db.query('DELETE FROM transactions WHERE id = $1 AND merchant_id = $2 AND status = 0 AND status_version = 1', [id, merchantId]);
   }
 
-  async findByMerchantAndId(merchantId: string, id: string): Promise<TransactionRow | undefined> {
-    const rows: TransactionRow[] = await this.db.query('SELECT * FROM transactions WHERE id = $1 AND merchant_id = $2', [id, merchantId]);
-    return rows[0];
+  findByMerchantAndId(merchantId: string, id: string): Promise<TransactionRow | undefined> {
+    return this.findOne({ merchantId, id });
   }
 
   async findLatestByMerchantAndReference(merchantId: string, reference: string): Promise<TransactionRow | undefined> {
@@ -118,7 +174,8 @@ export class TransactionsRepository {
 
   /**
    * Applies a status change if nobody changed the transaction since `row` was read, and records
-   * its events in the outbox, in one statement (one round trip, one commit): either both are
+   * its events in the outbox, in one statement (one round trip, one commit, shared with the
+   * changes of other transactions made at the same time): either both are
    * written or neither, and of two concurrent changes exactly one wins. Returns the new row, or
    * undefined when another change won the race (the caller re-reads and decides). The new row is
    * the read row with the change applied, which the compare-and-set on status_version guarantees
@@ -140,24 +197,68 @@ export class TransactionsRepository {
     const out = events(next);
     // The outbox rows are what tells the caller the update won: there is always at least one.
     if (!out.length) throw new Error('a status change must record at least one event');
-    const written: { id: string }[] = await this.db.query(
-      `WITH updated AS (
-         UPDATE transactions SET
-           status = $3, status_version = status_version + 1,
-           captured_amount = COALESCE($4, captured_amount), cancelled_amount = COALESCE($5, cancelled_amount),
-           error_code = COALESCE($6, error_code), processor = processor || COALESCE($7, '{}'::jsonb),
-           token_card = COALESCE($8, token_card), masked_card = COALESCE($9, masked_card), brand = COALESCE($10, brand),
-           updated_at = now()
-         WHERE id = $1 AND status_version = $2 RETURNING id)
-       INSERT INTO outbox (id, event, aggregate_id, payload)
-       SELECT e.id, e.event, updated.id, e.payload FROM updated CROSS JOIN unnest($11::uuid[], $12::text[], $13::jsonb[]) AS e (id, event, payload)
-       RETURNING id`,
-      [row.id, row.status_version, change.status, change.capturedAmount ?? null, change.cancelledAmount ?? null, change.errorCode ?? null,
-        change.processor ? JSON.stringify(change.processor) : null, change.tokenCard ?? null, change.maskedCard ?? null, change.brand ?? null,
-        out.map(() => randomUUID()), out.map((e) => e.event), out.map((e) => JSON.stringify(e.payload))],
-    );
-    return written.length ? next : undefined;
+    return (await this.transitionOne({ row, change, out })) ? next : undefined;
   }
+
+  /**
+   * Many status changes (each a compare-and-set with its outbox events) in one statement; per
+   * change, whether it won. A transaction changed twice in one batch has its later changes made
+   * after, one statement each, so each is judged against the version the one before left.
+   */
+  private async transitionMany(items: readonly PendingTransition[]): Promise<boolean[]> {
+    const won = new Set<PendingTransition>();
+    for (const group of distinctGroups(items, (t) => t.row.id)) {
+      const written = await this.writeTransitions(group);
+      for (const t of group) if (written.has(t.row.id)) won.add(t);
+    }
+    return items.map((t) => won.has(t));
+  }
+
+  /** One statement; the ids must be distinct. Returns the ids whose change won. */
+  private async writeTransitions(group: readonly PendingTransition[]): Promise<Set<string>> {
+    const events = group.flatMap((t) => t.out.map((e) => ({ transactionId: t.row.id, event: e })));
+    const written: { aggregate_id: string }[] = await this.db.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::int8[], $5::int8[], $6::text[], $7::jsonb[], $8::text[], $9::text[], $10::text[])
+           AS i (id, version, status, captured_amount, cancelled_amount, error_code, processor, token_card, masked_card, brand)),
+       updated AS (
+         UPDATE transactions t SET
+           status = i.status, status_version = t.status_version + 1,
+           captured_amount = COALESCE(i.captured_amount, t.captured_amount), cancelled_amount = COALESCE(i.cancelled_amount, t.cancelled_amount),
+           error_code = COALESCE(i.error_code, t.error_code), processor = t.processor || COALESCE(i.processor, '{}'::jsonb),
+           token_card = COALESCE(i.token_card, t.token_card), masked_card = COALESCE(i.masked_card, t.masked_card), brand = COALESCE(i.brand, t.brand),
+           updated_at = now()
+         FROM input i WHERE t.id = i.id AND t.status_version = i.version RETURNING t.id)
+       INSERT INTO outbox (id, event, aggregate_id, payload)
+       SELECT e.id, e.event, updated.id, e.payload FROM updated JOIN unnest($11::uuid[], $12::uuid[], $13::text[], $14::jsonb[]) AS e (transaction_id, id, event, payload)
+         ON e.transaction_id = updated.id
+       RETURNING aggregate_id`,
+      [
+        ...columns(
+          group,
+          (t) => t.row.id,
+          (t) => t.row.status_version,
+          (t) => t.change.status,
+          (t) => t.change.capturedAmount ?? null,
+          (t) => t.change.cancelledAmount ?? null,
+          (t) => t.change.errorCode ?? null,
+          (t) => (t.change.processor ? JSON.stringify(t.change.processor) : null),
+          (t) => t.change.tokenCard ?? null,
+          (t) => t.change.maskedCard ?? null,
+          (t) => t.change.brand ?? null,
+        ),
+        ...columns(
+          events,
+          (e) => e.transactionId,
+          () => randomUUID(),
+          (e) => e.event.event,
+          (e) => JSON.stringify(e.event.payload),
+        ),
+      ],
+    );
+    return new Set(written.map((w) => w.aggregate_id));
+  }
+
 
 }
 

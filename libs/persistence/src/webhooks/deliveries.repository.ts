@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { statementBatcher } from '../batching';
+import { columns, distinctGroups, statementBatcher } from '../batching';
 
 export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
@@ -105,17 +105,18 @@ export class DeliveriesRepository {
          SELECT * FROM input ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
        SELECT *, true AS created FROM created UNION ALL
        SELECT d.*, false AS created FROM deliveries d JOIN input i USING (transaction_id, status_version, event)`,
-      [
-        unique.map(() => randomUUID()),
-        unique.map((d) => d.merchantId),
-        unique.map((d) => d.transactionId),
-        unique.map((d) => d.statusVersion),
-        unique.map((d) => d.event),
-        unique.map((d) => d.url),
-        unique.map((d) => d.body),
-        unique.map((d) => (d.claim ? 'sending' : 'pending')),
-        unique.map((d) => (d.claim ? 1 : 0)),
-      ],
+      columns(
+        unique,
+        () => randomUUID(),
+        (d) => d.merchantId,
+        (d) => d.transactionId,
+        (d) => d.statusVersion,
+        (d) => d.event,
+        (d) => d.url,
+        (d) => d.body,
+        (d) => (d.claim ? 'sending' : 'pending'),
+        (d) => (d.claim ? 1 : 0),
+      ),
     );
     const byKey = new Map(rows.map(({ created, ...row }) => [key({ transactionId: row.transaction_id, statusVersion: row.status_version, event: row.event }), { row, created }]));
     return items.map((d) => {
@@ -126,8 +127,17 @@ export class DeliveriesRepository {
     });
   }
 
-  /** Records many attempts and their deliveries' new states, in one statement. */
+  /**
+   * Records many attempts and their deliveries' new states, in one statement. Two attempts of
+   * one delivery in a batch (a re-delivered event raced the first) are recorded one after the
+   * other, never in one UPDATE, where Postgres would apply an arbitrary one of them.
+   */
   private async finishMany(items: readonly FinishedAttempt[]): Promise<void[]> {
+    for (const group of distinctGroups(items, (f) => f.id)) await this.finishDistinct(group);
+    return items.map(() => undefined);
+  }
+
+  private async finishDistinct(items: readonly FinishedAttempt[]): Promise<void> {
     await this.db.query(
       `WITH input AS (
          SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[])
@@ -138,20 +148,20 @@ export class DeliveriesRepository {
        UPDATE deliveries d SET status = i.status, next_attempt_at = i.next_attempt_at, last_http_status = i.http_status, last_error = i.error, updated_at = now(),
          succeeded_at = CASE WHEN i.status = 'succeeded' THEN now() ELSE d.succeeded_at END
        FROM input i WHERE d.id = i.id`,
-      [
-        items.map((f) => f.id),
-        items.map((f) => f.attempt),
-        items.map((f) => f.a.startedAt),
-        items.map((f) => f.a.durationMs),
-        items.map((f) => f.a.httpStatus ?? null),
-        items.map((f) => f.a.errorClass ?? null),
-        items.map((f) => f.a.responseBody ?? null),
-        items.map((f) => f.next.status),
-        items.map((f) => f.next.nextAttemptAt ?? null),
-        items.map((f) => f.next.error ?? null),
-      ],
+      columns(
+        items,
+        (f) => f.id,
+        (f) => f.attempt,
+        (f) => f.a.startedAt,
+        (f) => f.a.durationMs,
+        (f) => f.a.httpStatus ?? null,
+        (f) => f.a.errorClass ?? null,
+        (f) => f.a.responseBody ?? null,
+        (f) => f.next.status,
+        (f) => f.next.nextAttemptAt ?? null,
+        (f) => f.next.error ?? null,
+      ),
     );
-    return items.map(() => undefined);
   }
 
   async find(id: string): Promise<DeliveryRow | undefined> {
@@ -174,9 +184,12 @@ export class DeliveriesRepository {
     return rows[0];
   }
 
-  /** Gives back a claim no attempt was made on (the delivery goes to the queue instead). */
-  async unclaim(id: string): Promise<void> {
-    await this.db.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending'`, [id]);
+  /**
+   * Gives back a claim no attempt was made on (the delivery goes to the queue instead): only
+   * while it is still that claim (`attempts` as claimed), never one another handler took since.
+   */
+  async unclaim(id: string, attempts: number): Promise<void> {
+    await this.db.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending' AND attempts = $2`, [id, attempts]);
   }
 
   /** Marks a delivery failed unless an attempt already settled it. */

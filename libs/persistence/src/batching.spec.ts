@@ -1,0 +1,62 @@
+import { statementBatcher } from './batching';
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('statementBatcher', () => {
+  it('sends what arrives together as one batch and answers each caller in order', async () => {
+    const batches: number[][] = [];
+    const double = statementBatcher(async (items: readonly number[]) => (batches.push([...items]), items.map((n) => n * 2)));
+    expect(await Promise.all([1, 2, 3].map(double))).toEqual([2, 4, 6]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('holds new items while maxInFlight batches are out, then sends them together', async () => {
+    const batches: number[][] = [];
+    const gates: (() => void)[] = [];
+    const run = statementBatcher(
+      async (items: readonly number[]) => {
+        batches.push([...items]);
+        await new Promise<void>((r) => gates.push(r));
+        return [...items];
+      },
+      { maxInFlight: 1 },
+    );
+    const first = run(1);
+    await tick();
+    await tick();
+    const held = [run(2), run(3), run(4)];
+    await tick();
+    await tick();
+    expect(batches).toEqual([[1]]); // 2, 3 and 4 wait for the first batch
+    gates.shift()!();
+    await first;
+    await tick();
+    await tick();
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    gates.shift()!();
+    expect(await Promise.all(held)).toEqual([2, 3, 4]);
+  });
+
+  it('on a constraint violation runs the items one by one, so only the bad one fails', async () => {
+    const calls: number[][] = [];
+    const run = statementBatcher(async (items: readonly number[]) => {
+      calls.push([...items]);
+      if (items.includes(13)) throw Object.assign(new Error('violates check constraint'), { code: '23514' });
+      return [...items];
+    });
+    const results = await Promise.allSettled([run(1), run(13), run(2)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(calls).toEqual([[1, 13, 2], [1], [13], [2]]);
+  });
+
+  it('on any other failure (the connection) fails the batch without running its items again', async () => {
+    const calls: number[][] = [];
+    const run = statementBatcher(async (items: readonly number[]) => {
+      calls.push([...items]);
+      throw Object.assign(new Error('Connection terminated unexpectedly'), { code: undefined });
+    });
+    const results = await Promise.allSettled([run(1), run(2)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(calls).toEqual([[1, 2]]);
+  });
+});
