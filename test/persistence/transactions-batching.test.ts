@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Events } from '@app/contracts';
-import { dataSourceOptions, NewTransaction, TransactionsRepository } from '@app/persistence';
+import { dataSourceOptions, LedgerRepository, NewTransaction, TransactionsRepository } from '@app/persistence';
 import { createMerchant } from '../support/stack';
 
 jest.setTimeout(60_000);
@@ -52,5 +52,52 @@ describe('TransactionsRepository batching (real Postgres)', () => {
     const [ra, rb, rc] = await Promise.all([a, b, c].map((t) => repo.findByMerchantAndId(merchantId, t.id)));
     expect([ra!.status_version, ra!.captured_amount]).toEqual([2, a1 ? '10001' : '10002']);
     expect([rb!.status, rb!.status_version, rc!.status, rc!.status_version]).toEqual([8, 2, 0, 1]);
+  });
+});
+
+describe('LedgerRepository capture batching (real Postgres)', () => {
+  let db: DataSource;
+  let transactions: TransactionsRepository;
+  let ledger: LedgerRepository;
+  let merchantId: string;
+
+  beforeAll(async () => {
+    merchantId = (await createMerchant('ledger batching shop')).merchantId.toLowerCase();
+    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 4)).initialize();
+    transactions = new TransactionsRepository(db);
+    ledger = new LedgerRepository(db);
+  });
+
+  afterAll(async () => {
+    await db?.destroy();
+  });
+
+  /** A captured sale with settlement terms (no split: the merchant takes it all, fee 2 % + 10). */
+  const captured = async (n: number, instalments: number) => {
+    const row = await transactions.insertPending({
+      id: randomUUID(), merchantId, reference: `LB-${n}`, operation: 'sale', acquirer: 26, method: 1, instalments, currency: '986', amount: 10_000 + n,
+      maskedCard: '411111******1111', brand: 'visa', details: { terms: { kind: 'credit', brand: 'visa', fee: { ratePpm: 20_000, fixed: 10 } } },
+    });
+    await db.query('UPDATE transactions SET status = 8, status_version = 2, captured_amount = amount WHERE id = $1', [row.id]);
+    return row.id;
+  };
+
+  it('settles concurrent captures in one go: each once, however often and however spelled its event comes', async () => {
+    const ids = await Promise.all(Array.from({ length: 20 }, (_, n) => captured(n, 1 + (n % 3))));
+    const calls = [...ids, ...ids.map((id) => id.toUpperCase()), ids[0]];
+    const outcomes = await Promise.all(calls.map((id) => ledger.settleCapture(id)));
+    // Each transaction: written exactly once among its three events, the others find it done.
+    for (const id of ids) {
+      const mine = outcomes.filter((_, i) => calls[i].toLowerCase() === id);
+      expect(mine.filter((o) => o === 'written')).toHaveLength(1);
+      expect(mine.filter((o) => o === 'already')).toHaveLength(mine.length - 1);
+    }
+    const rows: { transaction_id: string; n: number; gross: string }[] = await db.query(
+      `SELECT transaction_id, count(*)::int AS n, sum(gross)::text AS gross FROM payables WHERE transaction_id = ANY($1::uuid[]) GROUP BY transaction_id`,
+      [ids],
+    );
+    const byId = new Map(rows.map((r) => [r.transaction_id, r]));
+    ids.forEach((id, n) => expect([byId.get(id)?.n, byId.get(id)?.gross]).toEqual([1 + (n % 3), String(10_000 + n)]));
+    expect(await ledger.settleCapture(randomUUID())).toBe('nothing_captured');
   });
 });

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { DomainError, ErrorCodes, PayableView, SettlementTerms, SplitResult } from '@app/contracts';
+import { columns, statementBatcher } from '../batching';
 import { cancellationDebits, chargebackDebits, computeSplit, Debit, MERCHANT, methodKind, PayableCell, payableCells, processingFee } from '@app/split';
 
 export type SettleOutcome = 'written' | 'already' | 'nothing_captured';
@@ -14,6 +15,35 @@ interface SettlementRow {
   split: SplitResult;
   cancelled: string;
   charged_back: string;
+}
+
+interface CapturedRow {
+  id: string;
+  merchant_id: string;
+  captured_amount: string;
+  instalments: number;
+  method: number;
+  details: { terms?: SettlementTerms };
+}
+
+interface CaptureClaim {
+  id: string;
+  merchantId: string;
+  gross: number;
+  fee: number;
+  instalments: number;
+  split: SplitResult;
+  capturedOn: string;
+  cells: PayableCell[];
+}
+
+/** What settling a capture writes: the split of the captured amount, payables per party × instalment. */
+function captureClaim(id: string, t: CapturedRow, terms: SettlementTerms): CaptureClaim {
+  const gross = Number(t.captured_amount);
+  const fee = processingFee(gross, terms.fee);
+  const split = computeSplit(terms.split ?? [], gross, fee);
+  const capturedOn = today();
+  return { id, merchantId: t.merchant_id, gross, fee, instalments: t.instalments, split, capturedOn, cells: payableCells(split, t.instalments, methodKind(t.method), capturedOn) };
 }
 
 interface PayableRow {
@@ -46,12 +76,17 @@ const PAYABLE_COLUMNS = 'transaction_id, recipient_id, kind, instalment, due_dat
  */
 @Injectable()
 export class LedgerRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  private readonly capture: (transactionId: string) => Promise<SettleOutcome>;
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.capture = statementBatcher((ids) => this.claimCaptures(this.db.manager, ids));
+  }
 
   /** On transaction.captured: the split of the captured amount, as payables per party × instalment. */
   settleCapture(transactionId: string): Promise<SettleOutcome> {
-    // No explicit transaction: a read, then one statement that claims and writes (two round trips).
-    return this.claimCapture(this.db.manager, transactionId);
+    // No explicit transaction: a read, then one statement that claims and writes (two round
+    // trips), shared by the captures that arrive together.
+    return this.capture(transactionId);
   }
 
   /**
@@ -166,33 +201,70 @@ export class LedgerRepository {
 
   /** Claims the transaction's settlement and writes its capture payables, unless already done. */
   private async claimCapture(tx: EntityManager, transactionId: string): Promise<SettleOutcome> {
-    const [t]: { merchant_id: string; captured_amount: string; instalments: number; method: number; details: { terms?: SettlementTerms } }[] = await tx.query(
-      'SELECT merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = $1',
-      [transactionId],
-    );
-    const gross = t ? Number(t.captured_amount) : 0;
-    if (!t || gross === 0) return 'nothing_captured';
-    const terms = t.details.terms;
-    if (!terms) throw new Error(`transaction ${transactionId} has no settlement terms`);
-    const fee = processingFee(gross, terms.fee);
-    const split = computeSplit(terms.split ?? [], gross, fee);
-    const capturedOn = today();
-    const cells = payableCells(split, t.instalments, methodKind(t.method), capturedOn);
-    // The claim and its payables in one statement: both or neither, and a second delivery of the
-    // event finds the claim taken and writes nothing.
-    const written: unknown[] = await tx.query(
-      `WITH claimed AS (
-         INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id)
-       INSERT INTO payables (transaction_id, merchant_id, recipient_id, kind, instalment, due_date, gross, fee, net)
-       SELECT claimed.transaction_id, $2, c.recipient_id, 'capture', c.instalment, c.due_date, c.gross, c.fee, c.net
-       FROM claimed CROSS JOIN unnest($8::uuid[], $9::int[], $10::date[], $11::int8[], $12::int8[], $13::int8[]) AS c (recipient_id, instalment, due_date, gross, fee, net)
-       RETURNING 1`,
-      [transactionId, t.merchant_id, gross, fee, t.instalments, JSON.stringify(split), capturedOn,
-        cells.map((c) => (c.party === MERCHANT ? null : c.party)), cells.map((c) => c.instalment), cells.map((c) => c.dueDate),
-        cells.map((c) => c.gross), cells.map((c) => c.fee), cells.map((c) => c.net)],
-    );
-    return written.length ? 'written' : 'already';
+    const [outcome] = await this.claimCaptures(tx, [transactionId]);
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
+  }
+
+  /**
+   * claimCapture for many transactions in two statements: one read, then one statement that
+   * claims every settlement not claimed yet and writes its payables (a transaction twice in the
+   * list is claimed by its first entry; the second finds it done). Per transaction, its outcome,
+   * or an Error for it alone.
+   */
+  private async claimCaptures(tx: EntityManager, given: readonly string[]): Promise<(SettleOutcome | Error)[]> {
+    const ids = given.map((id) => id.toLowerCase()); // one spelling per transaction, as Postgres returns it
+    const read: CapturedRow[] = await tx.query('SELECT id, merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = ANY($1::uuid[])', [ids]);
+    const byId = new Map(read.map((t) => [t.id, t]));
+    const outcomes = new Map<string, SettleOutcome | Error>();
+    const claims: CaptureClaim[] = [];
+    for (const id of new Set(ids)) {
+      const t = byId.get(id);
+      const gross = t ? Number(t.captured_amount) : 0;
+      if (!t || gross === 0) outcomes.set(id, 'nothing_captured');
+      else if (!t.details.terms) outcomes.set(id, new Error(`transaction ${id} has no settlement terms`));
+      else claims.push(captureClaim(id, t, t.details.terms));
+    }
+    if (claims.length) {
+      const cells = claims.flatMap((c) => c.cells.map((cell) => ({ c, cell })));
+      // The claims and their payables in one statement: all or none, and a second delivery of an
+      // event finds its claim taken and writes nothing.
+      const written: { transaction_id: string }[] = await tx.query(
+        `WITH claimed AS (
+           INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int8[], $4::int8[], $5::int[], $6::jsonb[], $7::date[])
+           ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id, merchant_id),
+         payables AS (
+           INSERT INTO payables (transaction_id, merchant_id, recipient_id, kind, instalment, due_date, gross, fee, net)
+           SELECT claimed.transaction_id, claimed.merchant_id, c.recipient_id, 'capture', c.instalment, c.due_date, c.gross, c.fee, c.net
+           FROM claimed JOIN unnest($8::uuid[], $9::uuid[], $10::int[], $11::date[], $12::int8[], $13::int8[], $14::int8[])
+             AS c (transaction_id, recipient_id, instalment, due_date, gross, fee, net) ON c.transaction_id = claimed.transaction_id)
+         SELECT transaction_id FROM claimed`,
+        [
+          ...columns(claims, (c) => c.id, (c) => c.merchantId, (c) => c.gross, (c) => c.fee, (c) => c.instalments, (c) => JSON.stringify(c.split), (c) => c.capturedOn),
+          ...columns(
+            cells,
+            ({ c }) => c.id,
+            ({ cell }) => (cell.party === MERCHANT ? null : cell.party),
+            ({ cell }) => cell.instalment,
+            ({ cell }) => cell.dueDate,
+            ({ cell }) => cell.gross,
+            ({ cell }) => cell.fee,
+            ({ cell }) => cell.net,
+          ),
+        ],
+      );
+      const claimed = new Set(written.map((w) => w.transaction_id));
+      for (const c of claims) outcomes.set(c.id, claimed.has(c.id) ? 'written' : 'already');
+    }
+    const seen = new Set<string>();
+    // A transaction twice in the list: its first entry did the work, the second finds it done.
+    return ids.map((id) => {
+      const outcome = outcomes.get(id)!;
+      if (seen.has(id) && outcome === 'written') return 'already';
+      seen.add(id);
+      return outcome;
+    });
   }
 
   private async lockSettlement(tx: EntityManager, transactionId: string): Promise<SettlementRow | undefined> {
