@@ -1,4 +1,4 @@
-import { statementBatcher } from './batching';
+import { inKeyOrder, runDistinctGroups, statementBatcher } from './batching';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -58,5 +58,35 @@ describe('statementBatcher', () => {
     const results = await Promise.allSettled([run(1), run(2)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect(calls).toEqual([[1, 2]]);
+  });
+});
+
+describe('runDistinctGroups', () => {
+  it('never puts two items with one key in a statement, and answers each item from its own', async () => {
+    const statements: string[][] = [];
+    const out = await runDistinctGroups(['a1', 'b1', 'a2', 'a3'], (s) => s[0], async (group) => {
+      statements.push(group);
+      return (item) => `${item}@${statements.length}`;
+    });
+    expect(statements).toEqual([['a1', 'b1'], ['a2'], ['a3']]);
+    expect(out).toEqual(['a1@1', 'b1@1', 'a2@2', 'a3@3']);
+  });
+
+  it('throws a failure of the first statement (nothing committed), but past it fails only that group', async () => {
+    await expect(runDistinctGroups(['a1', 'a2'], (s) => s[0], async () => Promise.reject(new Error('first')))).rejects.toThrow('first');
+    let n = 0;
+    const out = await runDistinctGroups(['a1', 'b1', 'a2'], (s) => s[0], async () => {
+      if (n++ === 1) throw new Error('second');
+      return () => 'ok';
+    });
+    expect(out.map((o) => (o instanceof Error ? o.message : o))).toEqual(['ok', 'ok', 'second']);
+  });
+});
+
+describe('inKeyOrder', () => {
+  it('orders by key without touching the input', () => {
+    const input = [{ id: 'c' }, { id: 'a' }, { id: 'b' }];
+    expect(inKeyOrder(input, (x) => x.id).map((x) => x.id)).toEqual(['a', 'b', 'c']);
+    expect(input.map((x) => x.id)).toEqual(['c', 'a', 'b']);
   });
 });

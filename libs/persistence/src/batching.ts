@@ -8,17 +8,19 @@ export interface StatementBatcherOptions {
 }
 
 /**
- * Errors of the data (class 22: bad value, 23: constraint violated) or of contention (40:
- * deadlock, serialization): the batch failed as a whole and each item may fare differently on its
- * own. Any other failure (the connection, the server) would fail each item the same way.
+ * Errors of the data (class 22: bad value, 23: constraint violated) or of contention (deadlock,
+ * serialization): the batch failed as a whole, nothing of it committed, and each item may fare
+ * differently on its own. Any other failure (the connection, the server, or 40003, where the
+ * statement may have committed) would fail each item the same way, or must not be run again.
  */
-const ITEM_SPECIFIC = /^(22|23|40)/;
+const ITEM_SPECIFIC = /^(22|23|40001$|40P01$)/;
 
 /**
  * Many concurrent one-row statements as one (group commit): items queued while up to
  * `maxInFlight` statements are out (or scheduled) go together in the next, so under load a
  * handful of round trips (and WAL flushes) serve hundreds of items, and alone an item waits only
- * for the current turn of the event loop. `run` answers per item, in order (a value or an Error).
+ * for the current turn of the event loop. `run` answers per item, in order (a value or an Error);
+ * it may throw only while nothing of the batch has committed (the items may be run again).
  * If a batch fails for a reason that may be one item's (a constraint, a deadlock), its items are
  * run again one at a time, so one bad item fails alone instead of failing every caller it was
  * batched with; any other failure fails the batch's callers, who retry as they would have.
@@ -80,4 +82,31 @@ export function distinctGroups<T>(items: readonly T[], key: (item: T) => string)
     else (seen.add(key(item)), first.push(item));
   }
   return [first, ...repeats];
+}
+
+/**
+ * The items in the order of their keys: a batch that locks rows (an UPDATE, a unique insert) in
+ * key order never deadlocks with another batch doing the same.
+ */
+export function inKeyOrder<T>(items: readonly T[], key: (item: T) => string): T[] {
+  return [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/**
+ * Runs each group of `distinctGroups` as its own statement and answers per item. Only a failure
+ * of the first group is thrown (nothing committed: the batcher may run the items again); past
+ * it, earlier groups have committed, so a failure is returned to that group's items alone.
+ */
+export async function runDistinctGroups<T, V>(items: readonly T[], key: (item: T) => string, write: (group: T[]) => Promise<(item: T) => V>): Promise<(V | Error)[]> {
+  const outcome = new Map<T, V | Error>();
+  for (const [i, group] of distinctGroups(items, key).entries()) {
+    try {
+      const answer = await write(group);
+      for (const item of group) outcome.set(item, answer(item));
+    } catch (e) {
+      if (i === 0) throw e;
+      for (const item of group) outcome.set(item, e as Error);
+    }
+  }
+  return items.map((item) => outcome.get(item)!);
 }

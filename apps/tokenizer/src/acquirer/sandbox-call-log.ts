@@ -43,7 +43,7 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
    * Records each call unless its key is known. A key already known (or twice in the batch: its
    * first call is the one recorded) makes the call a repeat, answered with the first result.
    */
-  private async recordMany(calls: readonly SandboxCall[]): Promise<AcquirerResult[]> {
+  private async recordMany(calls: readonly SandboxCall[]): Promise<(AcquirerResult | Error)[]> {
     const inserted: { operation_key: string; result: AcquirerResult }[] = await this.db.query(
       `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[])
@@ -60,15 +60,16 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
     );
     const first = new Map(inserted.map((r) => [r.operation_key, r.result]));
     const answered = new Set<string>();
-    const out: AcquirerResult[] = [];
+    const out: (AcquirerResult | Error)[] = [];
     for (const call of calls) {
       const result = first.get(call.operationKey);
       if (result !== undefined && !answered.has(call.operationKey)) {
         answered.add(call.operationKey);
         out.push(result);
       } else {
-        // Another delivery of the same operation got there first: its result is the answer.
-        out.push((await this.recordRepeat(call))!.result);
+        // Another delivery of the same operation got there first: its result is the answer. The
+        // insert has committed: a failure here is this call's alone (it is retried with its key).
+        out.push(await this.recordRepeat(call).then((first) => first!.result, (e: Error) => e));
       }
     }
     return out;

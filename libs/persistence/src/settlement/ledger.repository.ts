@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { DomainError, ErrorCodes, PayableView, SettlementTerms, SplitResult } from '@app/contracts';
-import { columns, statementBatcher } from '../batching';
+import { columns, inKeyOrder, statementBatcher } from '../batching';
 import { cancellationDebits, chargebackDebits, computeSplit, Debit, MERCHANT, methodKind, PayableCell, payableCells, processingFee } from '@app/split';
 
 export type SettleOutcome = 'written' | 'already' | 'nothing_captured';
@@ -226,7 +226,8 @@ export class LedgerRepository {
       else claims.push(captureClaim(id, t, t.details.terms));
     }
     if (claims.length) {
-      const cells = claims.flatMap((c) => c.cells.map((cell) => ({ c, cell })));
+      const ordered = inKeyOrder(claims, (c) => c.id);
+      const cells = ordered.flatMap((c) => c.cells.map((cell) => ({ c, cell })));
       // The claims and their payables in one statement: all or none, and a second delivery of an
       // event finds its claim taken and writes nothing.
       const written: { transaction_id: string }[] = await tx.query(
@@ -241,7 +242,7 @@ export class LedgerRepository {
              AS c (transaction_id, recipient_id, instalment, due_date, gross, fee, net) ON c.transaction_id = claimed.transaction_id)
          SELECT transaction_id FROM claimed`,
         [
-          ...columns(claims, (c) => c.id, (c) => c.merchantId, (c) => c.gross, (c) => c.fee, (c) => c.instalments, (c) => JSON.stringify(c.split), (c) => c.capturedOn),
+          ...columns(ordered, (c) => c.id, (c) => c.merchantId, (c) => c.gross, (c) => c.fee, (c) => c.instalments, (c) => JSON.stringify(c.split), (c) => c.capturedOn),
           ...columns(
             cells,
             ({ c }) => c.id,

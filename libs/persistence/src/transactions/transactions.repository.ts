@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { columns, distinctGroups, statementBatcher } from '../batching';
+import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 import { EventName, OperationName, SettlementTerms, TransactionStatus, TransactionView } from '@app/contracts';
 import { computeSplit, processingFee } from '@app/split';
 
@@ -205,17 +205,16 @@ export class TransactionsRepository {
    * change, whether it won. A transaction changed twice in one batch has its later changes made
    * after, one statement each, so each is judged against the version the one before left.
    */
-  private async transitionMany(items: readonly PendingTransition[]): Promise<boolean[]> {
-    const won = new Set<PendingTransition>();
-    for (const group of distinctGroups(items, (t) => t.row.id)) {
+  private async transitionMany(items: readonly PendingTransition[]): Promise<(boolean | Error)[]> {
+    return runDistinctGroups(items, (t) => t.row.id, async (group) => {
       const written = await this.writeTransitions(group);
-      for (const t of group) if (written.has(t.row.id)) won.add(t);
-    }
-    return items.map((t) => won.has(t));
+      return (t) => written.has(t.row.id);
+    });
   }
 
   /** One statement; the ids must be distinct. Returns the ids whose change won. */
-  private async writeTransitions(group: readonly PendingTransition[]): Promise<Set<string>> {
+  private async writeTransitions(unordered: readonly PendingTransition[]): Promise<Set<string>> {
+    const group = inKeyOrder(unordered, (t) => t.row.id);
     const events = group.flatMap((t) => t.out.map((e) => ({ transactionId: t.row.id, event: e })));
     const written: { aggregate_id: string }[] = await this.db.query(
       `WITH input AS (

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { columns, distinctGroups, statementBatcher } from '../batching';
+import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 
 export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
@@ -132,9 +132,11 @@ export class DeliveriesRepository {
    * one delivery in a batch (a re-delivered event raced the first) are recorded one after the
    * other, never in one UPDATE, where Postgres would apply an arbitrary one of them.
    */
-  private async finishMany(items: readonly FinishedAttempt[]): Promise<void[]> {
-    for (const group of distinctGroups(items, (f) => f.id)) await this.finishDistinct(group);
-    return items.map(() => undefined);
+  private finishMany(items: readonly FinishedAttempt[]): Promise<(void | Error)[]> {
+    return runDistinctGroups(items, (f) => f.id, async (group) => {
+      await this.finishDistinct(inKeyOrder(group, (f) => f.id));
+      return () => undefined;
+    });
   }
 
   private async finishDistinct(items: readonly FinishedAttempt[]): Promise<void> {
