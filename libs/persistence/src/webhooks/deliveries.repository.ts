@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
+import { columns, distinctGroups, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 
 export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
@@ -93,9 +93,8 @@ export class DeliveriesRepository {
    */
   private async createMany(items: readonly NewDeliveryClaim[]): Promise<(Created | Error)[]> {
     const key = (d: { transactionId: string; statusVersion: number; event: string }) => `${d.transactionId}|${d.statusVersion}|${d.event}`;
-    const first = new Map<string, NewDeliveryClaim>();
-    for (const d of items) if (!first.has(key(d))) first.set(key(d), d);
-    const unique = [...first.values()];
+    const [unique] = distinctGroups(items, key);
+    const firsts = new Set(unique);
     const rows: (DeliveryRow & { created: boolean })[] = await this.db.query(
       `WITH input AS (
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[])
@@ -122,7 +121,7 @@ export class DeliveriesRepository {
     return items.map((d) => {
       const hit = byKey.get(key(d));
       if (!hit) return new Error(`delivery of ${d.transactionId} v${d.statusVersion} was created concurrently; retry`);
-      if (first.get(key(d)) !== d) return { row: hit.row, created: false };
+      if (!firsts.has(d)) return { row: hit.row, created: false };
       return hit;
     });
   }
