@@ -22,8 +22,8 @@ describe('sales left pending without an authorization job', () => {
   const pendingSale = async (): Promise<string> => {
     const id = randomUUID();
     await db.query(
-      `INSERT INTO transactions (id, merchant_id, reference, operation, status, acquirer, method, instalments, currency, amount, masked_card, brand, created_at)
-       VALUES ($1, $2, $3, 3, 0, 26, 1, 1, '986', 4200, '400700******0001', 'visa', now() - interval '10 seconds')`,
+      `INSERT INTO transactions (id, merchant_id, reference, operation, status, acquirer, method, instalments, currency, amount, masked_card, brand, url_return, created_at)
+       VALUES ($1, $2, $3, 3, 0, 26, 1, 1, '986', 4200, '400700******0001', 'visa', 'https://merchant.example/listener', now() - interval '10 seconds')`,
       [id, shop.merchantId, `ORPHAN-${id.slice(0, 8)}`],
     );
     return id;

@@ -27,6 +27,8 @@ describe('sales under faults', () => {
         sale: {
           order: { reference, totalAmount: 1000 },
           payment: { acquirer: 26, method: 1, amount: 1000, currency: '986', country: 'BRA', cardHolder: 'FAULT', cardNumber: SANDBOX_CARDS[digit], cardExpirationDate: '203012' },
+          // A listener, so each approval records both of its events (status_changed, captured).
+          urlReturn: 'https://merchant.example/listener',
         },
       },
     }, headers);

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { createMerchant, eventually, MerchantCredentials, post, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
@@ -137,6 +138,30 @@ describe('card sales on /v1/receiver', () => {
       const rest = await receiver(shop, 'cancel', { transactionId: id, amount: 5000 });
       expect(rest.json).toMatchObject({ status: '6', statusVersion: '5', processor: { cancelledAmount: '8000' } });
     });
+  });
+
+  it('records transaction.status_changed only for a sale with a listener (urlReturn)', async () => {
+    const eventsOf = async (transactionId: string) => {
+      const db = new Client({ connectionString: process.env.DATABASE_URL });
+      await db.connect();
+      try {
+        const rows = await db.query<{ event: string }>('SELECT event FROM outbox WHERE aggregate_id = $1 ORDER BY event', [transactionId.toLowerCase()]);
+        return rows.rows.map((r) => r.event);
+      } finally {
+        await db.end();
+      }
+    };
+    const withListener = await receiver(shop, 'sale', saleBody(SANDBOX_CARDS[1]));
+    const { urlReturn: _, ...silent } = saleBody(SANDBOX_CARDS[1]);
+    const withoutListener = await receiver(shop, 'sale', silent);
+    const { urlReturn: __, ...silentDecline } = saleBody(SANDBOX_CARDS[2]);
+    const declined = await receiver(shop, 'sale', silentDecline);
+    expect([withListener.json.status, withoutListener.json.status, declined.json.status]).toEqual(['8', '8', '4']);
+    expect(await eventsOf(withListener.json.transactionId)).toEqual(['transaction.captured', 'transaction.status_changed']);
+    expect(await eventsOf(withoutListener.json.transactionId)).toEqual(['transaction.captured']);
+    expect(await eventsOf(declined.json.transactionId)).toEqual([]);
+    // The status change itself is recorded all the same.
+    expect((await receiver(shop, 'report', { transactionId: declined.json.transactionId })).json).toMatchObject({ status: '4', statusVersion: '2' });
   });
 
   describe('sync wait with a safe fallback', () => {

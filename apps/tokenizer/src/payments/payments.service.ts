@@ -143,11 +143,12 @@ export class PaymentsService {
       const view = toTransactionView(updated);
       // Cumulative amounts travel with every event: settlement applies them idempotently, whatever the order.
       const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion, capturedAmount: view.capturedAmount, cancelledAmount: view.cancelledAmount };
-      return [
-        // The notifier renders the webhook from this snapshot: the row may have moved on by then.
-        { event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return ?? undefined, view } },
-        ...extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } })),
-      ];
+      const settle = extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } }));
+      // status_changed asks the notifier for a webhook, so it exists only where a listener does:
+      // a sale without urlReturn would cost a queue job the notifier can only drop.
+      if (!updated.url_return) return settle;
+      // The notifier renders the webhook from this snapshot: the row may have moved on by then.
+      return [{ event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return, view } }, ...settle];
     };
     const updated = await this.transactions.transition(row, change, events);
     if (updated) {

@@ -194,10 +194,7 @@ export class TransactionsRepository {
       masked_card: change.maskedCard ?? row.masked_card,
       brand: change.brand ?? row.brand,
     };
-    const out = events(next);
-    // The outbox rows are what tells the caller the update won: there is always at least one.
-    if (!out.length) throw new Error('a status change must record at least one event');
-    return (await this.transitionOne({ row, change, out })) ? next : undefined;
+    return (await this.transitionOne({ row, change, out: events(next) })) ? next : undefined;
   }
 
   /**
@@ -227,11 +224,12 @@ export class TransactionsRepository {
            error_code = COALESCE(i.error_code, t.error_code), processor = t.processor || COALESCE(i.processor, '{}'::jsonb),
            token_card = COALESCE(i.token_card, t.token_card), masked_card = COALESCE(i.masked_card, t.masked_card), brand = COALESCE(i.brand, t.brand),
            updated_at = now()
-         FROM input i WHERE t.id = i.id AND t.status_version = i.version RETURNING t.id)
-       INSERT INTO outbox (id, event, aggregate_id, payload)
-       SELECT e.id, e.event, updated.id, e.payload FROM updated JOIN unnest($11::uuid[], $12::uuid[], $13::text[], $14::jsonb[]) AS e (transaction_id, id, event, payload)
-         ON e.transaction_id = updated.id
-       RETURNING aggregate_id`,
+         FROM input i WHERE t.id = i.id AND t.status_version = i.version RETURNING t.id),
+       events AS (
+         INSERT INTO outbox (id, event, aggregate_id, payload)
+         SELECT e.id, e.event, updated.id, e.payload FROM updated JOIN unnest($11::uuid[], $12::uuid[], $13::text[], $14::jsonb[]) AS e (transaction_id, id, event, payload)
+           ON e.transaction_id = updated.id)
+       SELECT id AS aggregate_id FROM updated`,
       [
         ...columns(
           group,
