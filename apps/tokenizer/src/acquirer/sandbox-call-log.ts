@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { columns, statementBatcher } from '@app/persistence';
+import { columns, preparedStatement, statementBatcher } from '@app/persistence';
 import type { AcquirerResult } from './acquirer.connector';
 
 export interface SandboxCall {
@@ -26,6 +26,13 @@ export interface SandboxCallLog {
   findApprovedAuthorization(tid: string): Promise<SandboxCall | undefined>;
 }
 
+const RECORD_FIRST_CALLS = preparedStatement<{ operation_key: string; result: AcquirerResult }>(
+  'sandbox_calls_record_first',
+  `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result)
+   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[])
+   ON CONFLICT (operation_key) WHERE NOT repeat DO NOTHING RETURNING operation_key, result`,
+);
+
 @Injectable()
 export class PostgresSandboxCallLog implements SandboxCallLog {
   /** Concurrent first calls are recorded in one statement (see statementBatcher). */
@@ -44,10 +51,8 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
    * first call is the one recorded) makes the call a repeat, answered with the first result.
    */
   private async recordMany(calls: readonly SandboxCall[]): Promise<(AcquirerResult | Error)[]> {
-    const inserted: { operation_key: string; result: AcquirerResult }[] = await this.db.query(
-      `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[])
-       ON CONFLICT (operation_key) WHERE NOT repeat DO NOTHING RETURNING operation_key, result`,
+    const inserted = await RECORD_FIRST_CALLS(
+      this.db,
       columns(
         calls,
         (c) => c.operationKey,

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { DomainError, ErrorCodes, PayableView, SettlementTerms, SplitResult } from '@app/contracts';
 import { columns, inKeyOrder, statementBatcher } from '../batching';
+import { preparedStatement } from '../prepared';
 import { cancellationDebits, chargebackDebits, computeSplit, Debit, MERCHANT, methodKind, PayableCell, payableCells, processingFee } from '@app/split';
 
 export type SettleOutcome = 'written' | 'already' | 'nothing_captured';
@@ -68,6 +69,26 @@ export interface LedgerDifference {
 const today = () => new Date().toISOString().slice(0, 10);
 // Dates as text: node-pg would turn a date into a local-midnight Date and shift it by the zone.
 const PAYABLE_COLUMNS = 'transaction_id, recipient_id, kind, instalment, due_date::text AS due_date, gross, fee, net, status';
+
+const READ_CAPTURED = preparedStatement<CapturedRow>(
+  'settlement_read_captured',
+  'SELECT id, merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = ANY($1::uuid[])',
+);
+
+/** Claims each settlement not claimed yet and writes its capture payables; returns the claimed ids. */
+const CLAIM_CAPTURES = preparedStatement<{ transaction_id: string }>(
+  'settlement_claim_captures',
+  `WITH claimed AS (
+     INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int8[], $4::int8[], $5::int[], $6::jsonb[], $7::date[])
+     ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id, merchant_id),
+   payables AS (
+     INSERT INTO payables (transaction_id, merchant_id, recipient_id, kind, instalment, due_date, gross, fee, net)
+     SELECT claimed.transaction_id, claimed.merchant_id, c.recipient_id, 'capture', c.instalment, c.due_date, c.gross, c.fee, c.net
+     FROM claimed JOIN unnest($8::uuid[], $9::uuid[], $10::int[], $11::date[], $12::int8[], $13::int8[], $14::int8[])
+       AS c (transaction_id, recipient_id, instalment, due_date, gross, fee, net) ON c.transaction_id = claimed.transaction_id)
+   SELECT transaction_id FROM claimed`,
+);
 
 /**
  * The payables ledger. Each write happens in one Postgres transaction that first claims or locks
@@ -214,7 +235,7 @@ export class LedgerRepository {
    */
   private async claimCaptures(tx: EntityManager, given: readonly string[]): Promise<(SettleOutcome | Error)[]> {
     const ids = given.map((id) => id.toLowerCase()); // one spelling per transaction, as Postgres returns it
-    const read: CapturedRow[] = await tx.query('SELECT id, merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = ANY($1::uuid[])', [ids]);
+    const read = await READ_CAPTURED(tx, [ids]);
     const byId = new Map(read.map((t) => [t.id, t]));
     const outcomes = new Map<string, SettleOutcome | Error>();
     const claims: CaptureClaim[] = [];
@@ -230,18 +251,7 @@ export class LedgerRepository {
       const cells = ordered.flatMap((c) => c.cells.map((cell) => ({ c, cell })));
       // The claims and their payables in one statement: all or none, and a second delivery of an
       // event finds its claim taken and writes nothing.
-      const written: { transaction_id: string }[] = await tx.query(
-        `WITH claimed AS (
-           INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
-           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int8[], $4::int8[], $5::int[], $6::jsonb[], $7::date[])
-           ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id, merchant_id),
-         payables AS (
-           INSERT INTO payables (transaction_id, merchant_id, recipient_id, kind, instalment, due_date, gross, fee, net)
-           SELECT claimed.transaction_id, claimed.merchant_id, c.recipient_id, 'capture', c.instalment, c.due_date, c.gross, c.fee, c.net
-           FROM claimed JOIN unnest($8::uuid[], $9::uuid[], $10::int[], $11::date[], $12::int8[], $13::int8[], $14::int8[])
-             AS c (transaction_id, recipient_id, instalment, due_date, gross, fee, net) ON c.transaction_id = claimed.transaction_id)
-         SELECT transaction_id FROM claimed`,
-        [
+      const written = await CLAIM_CAPTURES(tx, [
           ...columns(ordered, (c) => c.id, (c) => c.merchantId, (c) => c.gross, (c) => c.fee, (c) => c.instalments, (c) => JSON.stringify(c.split), (c) => c.capturedOn),
           ...columns(
             cells,

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
+import { preparedStatement } from '../prepared';
 import { EventName, OperationName, SettlementTerms, TransactionStatus, TransactionView } from '@app/contracts';
 import { computeSplit, processingFee } from '@app/split';
 
@@ -69,6 +70,42 @@ interface PendingTransition {
   out: OutboxEvent[];
 }
 
+const FIND_BY_IDS = preparedStatement<TransactionRow>(
+  'transactions_find_by_ids',
+  'SELECT t.* FROM transactions t JOIN unnest($1::uuid[], $2::uuid[]) AS k (id, merchant_id) ON t.id = k.id AND t.merchant_id = k.merchant_id',
+);
+
+const INSERT_PENDING = preparedStatement<TransactionRow>(
+  'transactions_insert_pending',
+  `INSERT INTO transactions (id, merchant_id, reference, operation, status, acquirer, method, instalments, currency, amount,
+     masked_card, brand, token_card, details, url_return)
+   SELECT id, merchant_id, reference, operation, 0, acquirer, method, instalments, currency, amount, masked_card, brand, token_card, details, url_return
+   FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::int8[], $10::text[], $11::text[], $12::text[], $13::jsonb[], $14::text[])
+     AS i (id, merchant_id, reference, operation, acquirer, method, instalments, currency, amount, masked_card, brand, token_card, details, url_return)
+   RETURNING *`,
+);
+
+/** Compare-and-set status changes and their outbox rows; returns the ids whose change won. */
+const WRITE_TRANSITIONS = preparedStatement<{ aggregate_id: string }>(
+  'transactions_write_transitions',
+  `WITH input AS (
+     SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::int8[], $5::int8[], $6::text[], $7::jsonb[], $8::text[], $9::text[], $10::text[])
+       AS i (id, version, status, captured_amount, cancelled_amount, error_code, processor, token_card, masked_card, brand)),
+   updated AS (
+     UPDATE transactions t SET
+       status = i.status, status_version = t.status_version + 1,
+       captured_amount = COALESCE(i.captured_amount, t.captured_amount), cancelled_amount = COALESCE(i.cancelled_amount, t.cancelled_amount),
+       error_code = COALESCE(i.error_code, t.error_code), processor = t.processor || COALESCE(i.processor, '{}'::jsonb),
+       token_card = COALESCE(i.token_card, t.token_card), masked_card = COALESCE(i.masked_card, t.masked_card), brand = COALESCE(i.brand, t.brand),
+       updated_at = now()
+     FROM input i WHERE t.id = i.id AND t.status_version = i.version RETURNING t.id),
+   events AS (
+     INSERT INTO outbox (id, event, aggregate_id, payload)
+     SELECT e.id, e.event, updated.id, e.payload FROM updated JOIN unnest($11::uuid[], $12::uuid[], $13::text[], $14::jsonb[]) AS e (transaction_id, id, event, payload)
+       ON e.transaction_id = updated.id)
+   SELECT id AS aggregate_id FROM updated`,
+);
+
 const OPERATION_CODES: Record<OperationName, number> = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6 };
 const OPERATION_NAMES = Object.fromEntries(Object.entries(OPERATION_CODES).map(([k, v]) => [v, k])) as Record<number, OperationName>;
 
@@ -89,10 +126,7 @@ export class TransactionsRepository {
     this.insertOne = statementBatcher((items) => this.insertMany(items));
     this.transitionOne = statementBatcher((items) => this.transitionMany(items));
     this.findOne = statementBatcher(async (keys) => {
-      const rows: TransactionRow[] = await this.db.query(
-        'SELECT t.* FROM transactions t JOIN unnest($1::uuid[], $2::uuid[]) AS k (id, merchant_id) ON t.id = k.id AND t.merchant_id = k.merchant_id',
-        [keys.map((k) => k.id), keys.map((k) => k.merchantId)],
-      );
+      const rows = await FIND_BY_IDS(this.db, [keys.map((k) => k.id), keys.map((k) => k.merchantId)]);
       const byId = new Map(rows.map((r) => [r.id, r]));
       const handedOut = new Set<TransactionRow>();
       return keys.map((k) => {
@@ -112,13 +146,8 @@ export class TransactionsRepository {
   }
 
   private async insertMany(items: readonly NewTransaction[]): Promise<TransactionRow[]> {
-    const rows: TransactionRow[] = await this.db.query(
-      `INSERT INTO transactions (id, merchant_id, reference, operation, status, acquirer, method, instalments, currency, amount,
-         masked_card, brand, token_card, details, url_return)
-       SELECT id, merchant_id, reference, operation, 0, acquirer, method, instalments, currency, amount, masked_card, brand, token_card, details, url_return
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::int8[], $10::text[], $11::text[], $12::text[], $13::jsonb[], $14::text[])
-         AS i (id, merchant_id, reference, operation, acquirer, method, instalments, currency, amount, masked_card, brand, token_card, details, url_return)
-       RETURNING *`,
+    const rows = await INSERT_PENDING(
+      this.db,
       columns(
         items,
         (t) => t.id,
@@ -213,24 +242,7 @@ export class TransactionsRepository {
   private async writeTransitions(unordered: readonly PendingTransition[]): Promise<Set<string>> {
     const group = inKeyOrder(unordered, (t) => t.row.id);
     const events = group.flatMap((t) => t.out.map((e) => ({ transactionId: t.row.id, event: e })));
-    const written: { aggregate_id: string }[] = await this.db.query(
-      `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::int8[], $5::int8[], $6::text[], $7::jsonb[], $8::text[], $9::text[], $10::text[])
-           AS i (id, version, status, captured_amount, cancelled_amount, error_code, processor, token_card, masked_card, brand)),
-       updated AS (
-         UPDATE transactions t SET
-           status = i.status, status_version = t.status_version + 1,
-           captured_amount = COALESCE(i.captured_amount, t.captured_amount), cancelled_amount = COALESCE(i.cancelled_amount, t.cancelled_amount),
-           error_code = COALESCE(i.error_code, t.error_code), processor = t.processor || COALESCE(i.processor, '{}'::jsonb),
-           token_card = COALESCE(i.token_card, t.token_card), masked_card = COALESCE(i.masked_card, t.masked_card), brand = COALESCE(i.brand, t.brand),
-           updated_at = now()
-         FROM input i WHERE t.id = i.id AND t.status_version = i.version RETURNING t.id),
-       events AS (
-         INSERT INTO outbox (id, event, aggregate_id, payload)
-         SELECT e.id, e.event, updated.id, e.payload FROM updated JOIN unnest($11::uuid[], $12::uuid[], $13::text[], $14::jsonb[]) AS e (transaction_id, id, event, payload)
-           ON e.transaction_id = updated.id)
-       SELECT id AS aggregate_id FROM updated`,
-      [
+    const written = await WRITE_TRANSITIONS(this.db, [
         ...columns(
           group,
           (t) => t.row.id,
