@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { Client } from 'pg';
 import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
 import { freePort } from '../../scripts/lib/local-servers';
@@ -59,6 +60,7 @@ export async function startBenchStack(): Promise<BenchStack> {
   await createDatabaseIfMissing(databaseUrl);
   const migrated = await runNode(migrateEntry(root), [], { cwd: root, env, timeoutMs: 60_000 });
   if (migrated.code !== 0) throw new Error(`migrations failed: ${migrated.stderr}`);
+  await seedHistory(databaseUrl, Number(process.env.BENCH_HISTORY ?? 200_000));
 
   const apps: BenchApp[] = [];
   let failed: string | undefined;
@@ -99,6 +101,52 @@ export async function startBenchStack(): Promise<BenchStack> {
 }
 
 /** The operator CLI against the bench stack's database; its one JSON document on stdout. */
+/**
+ * A gateway in service holds history, and its planner knows it: without it, the hot statements
+ * are planned against a table Postgres believes holds a few rows (a fresh table is not analyzed
+ * before autovacuum's first minute), hash joins that scan the whole table grow with every sale of
+ * the run, and the bench measures an artifact no deployment lives with past its first minutes.
+ * So the bench's database starts with `BENCH_HISTORY` settled sales of another merchant (with their
+ * settlements, payables and published events), analyzed.
+ */
+async function seedHistory(databaseUrl: string, rows: number): Promise<void> {
+  if (rows <= 0) return;
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const merchant = '00000000-0000-4000-8000-00000000b00c';
+    await db.query(`INSERT INTO merchants (id, name, key_hash, webhook_secret) VALUES ($1, 'bench history', '\\x00', 'unused')`, [merchant]);
+    await db.query(
+      `INSERT INTO transactions (id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
+         captured_amount, masked_card, brand, processor, details, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, 'H-' || g, 3, 8, 2, 26, 1, 1, '986', 150000, 150000, '411111******1111', 'visa',
+         '{"tid":"00000000000000000000","nsu":"000000000","authorizationCode":"000000","returnCode":"00","returnMessage":"Approved"}',
+         '{"billing":{"name":"History"}}', now() - make_interval(secs => g), now() - make_interval(secs => g)
+       FROM generate_series(1, $2) AS g`,
+      [merchant, rows],
+    );
+    // Each settled: its settlement, the merchant's payable, the outbox events published long ago.
+    await db.query(
+      `INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
+       SELECT id, merchant_id, amount, 3000, 1, '[]', created_at::date FROM transactions WHERE merchant_id = $1`,
+      [merchant],
+    );
+    await db.query(
+      `INSERT INTO payables (transaction_id, merchant_id, kind, instalment, due_date, gross, fee, net)
+       SELECT transaction_id, merchant_id, 'capture', 1, captured_on + 30, gross, fee, gross - fee FROM settlements WHERE merchant_id = $1`,
+      [merchant],
+    );
+    await db.query(
+      `INSERT INTO outbox (id, event, aggregate_id, payload, created_at, published_at)
+       SELECT gen_random_uuid(), 'transaction.captured', id, '{}', created_at, created_at FROM transactions WHERE merchant_id = $1`,
+      [merchant],
+    );
+    await db.query('ANALYZE');
+  } finally {
+    await db.end();
+  }
+}
+
 export async function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
   const r = await runNode(cliEntry(repoRoot()), args, { cwd: repoRoot(), env, timeoutMs: 30_000 });
   if (r.code !== 0) throw new Error(`cli ${args.join(' ')} failed: ${r.stderr.trim() || r.stdout.trim()}`);
