@@ -70,9 +70,16 @@ interface PendingTransition {
   out: OutboxEvent[];
 }
 
+/**
+ * The columns of TransactionRow, named: a prepared statement's result may not change shape, so a
+ * column added by a later migration must not break the statements of apps already running.
+ */
+const ROW_COLUMNS = `id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
+  captured_amount, cancelled_amount, masked_card, brand, token_card, error_code, processor, details, url_return, created_at`;
+
 const FIND_BY_IDS = preparedStatement<TransactionRow>(
   'transactions_find_by_ids',
-  'SELECT t.* FROM transactions t JOIN unnest($1::uuid[], $2::uuid[]) AS k (id, merchant_id) ON t.id = k.id AND t.merchant_id = k.merchant_id',
+  `SELECT ${ROW_COLUMNS.replace(/(\w+)/g, 't.$1')} FROM transactions t JOIN unnest($1::uuid[], $2::uuid[]) AS k (id, merchant_id) ON t.id = k.id AND t.merchant_id = k.merchant_id`,
 );
 
 const INSERT_PENDING = preparedStatement<TransactionRow>(
@@ -82,7 +89,7 @@ const INSERT_PENDING = preparedStatement<TransactionRow>(
    SELECT id, merchant_id, reference, operation, 0, acquirer, method, instalments, currency, amount, masked_card, brand, token_card, details, url_return
    FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::int8[], $10::text[], $11::text[], $12::text[], $13::jsonb[], $14::text[])
      AS i (id, merchant_id, reference, operation, acquirer, method, instalments, currency, amount, masked_card, brand, token_card, details, url_return)
-   RETURNING *`,
+   RETURNING ${ROW_COLUMNS}`,
 );
 
 /** Compare-and-set status changes and their outbox rows; returns the ids whose change won. */
