@@ -150,9 +150,15 @@ export class PaymentsService {
       // The notifier renders the webhook from this snapshot: the row may have moved on by then.
       return [{ event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return, view } }, ...settle];
     };
-    const updated = await this.transactions.transition(row, change, events);
+    let recorded = 0;
+    const updated = await this.transactions.transition(row, change, (next) => {
+      const out = events(next);
+      recorded = out.length;
+      return out;
+    });
     if (updated) {
-      this.relay.poke();
+      // A change with nothing to publish (a silent decline) needs no relay pass.
+      if (recorded) this.relay.poke();
       return toTransactionView(updated);
     }
     const current = await this.load(row.merchant_id, row.id);
