@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { appImports } from '@app/platform';
 import { ApiConfig } from './config/api.config';
 import { MerchantAuthService } from './auth/merchant-auth.service';
@@ -7,7 +7,6 @@ import { HttpExceptionFilter } from './errors/http-exception.filter';
 import { gatewayClientProvider } from './messaging/gateway-client.provider';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
-import { CorrelationInterceptor } from './correlation.interceptor';
 import { DeliveriesRepository, FeePlansRepository, LedgerRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
 import { AdminController } from './admin/admin.controller';
 import { AdminQueues } from './admin/admin-queues';
@@ -38,7 +37,6 @@ export class AppModule {
         { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redisUrl, config.base.queuePrefix) },
         gatewayClientProvider,
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
-        { provide: APP_INTERCEPTOR, useClass: CorrelationInterceptor },
       ],
     };
   }

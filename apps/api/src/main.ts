@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
-import { drainOnSignals, httpRequests, requestIdOf } from '@app/platform';
+import { drainOnSignals, httpRequests, requestIdOf, runWithCorrelationId } from '@app/platform';
 import { loadApiConfig } from './config/api.config';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { AppModule } from './app.module';
@@ -35,6 +35,10 @@ async function bootstrap(): Promise<void> {
       done();
     }
   });
+  // The rest of the request runs inside its correlation id (the request id), so the jobs it sends
+  // carry it to the workers. A hook rather than a Nest interceptor, which would wrap every
+  // handler in an Observable and two AsyncResource bindings per request.
+  fastify.addHook('onRequest', (req, _reply, done) => runWithCorrelationId(req.id, done));
   fastify.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions?.url ?? 'unmatched';
     httpRequests.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
