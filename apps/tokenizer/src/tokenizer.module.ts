@@ -58,6 +58,7 @@ export class TokenizerModule {
           useFactory: (db: DataSource, events: BullMqClient) =>
             new OutboxRelay(db, (event, id, payload) => lastValueFrom(events.emit(event, withJobId(payload as object, `outbox-${id}`)), { defaultValue: undefined }), {
               intervalMs: config.outboxIntervalMs,
+              pokeDelayMs: config.outboxPokeDelayMs,
               batchSize: 100,
             }),
         },

@@ -19,6 +19,8 @@ export class TokenizerConfig {
   /** Sandbox acquirer: how long a card ending in 9 takes to be approved (WIRE.md 7). */
   sandboxSlowApprovalMs: number;
   outboxIntervalMs: number;
+  /** After a commit that wrote events, the relay's pass runs within this delay (events go out in bursts). */
+  outboxPokeDelayMs: number;
   /** A sale at status 0 this long, with no authorization job, is abandoned (declined, `101`). */
   orphanAfterS: number;
   reconcileIntervalMs: number;
@@ -44,6 +46,7 @@ export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): Token
     dbPoolSize: r.int('DB_POOL_SIZE', 16, 1, 200),
     sandboxSlowApprovalMs: r.int('SANDBOX_SLOW_APPROVAL_MS', 2000, 0, 60_000),
     outboxIntervalMs: r.int('OUTBOX_INTERVAL_MS', 200, 10, 60_000),
+    outboxPokeDelayMs: r.int('OUTBOX_POKE_DELAY_MS', 20, 0, 1_000),
     // Well above the API's sync wait and a normal queue delay: only a sale nobody will decide.
     orphanAfterS: r.int('SALE_ORPHAN_AFTER_S', 120, 1, 86_400),
     reconcileIntervalMs: r.int('SALE_RECONCILE_INTERVAL_MS', 30_000, 100, 3_600_000),

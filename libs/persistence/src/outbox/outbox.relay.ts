@@ -21,11 +21,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private running?: Promise<void>;
   private stopped = false;
   private again = false;
+  /** A poke has already brought the next pass forward. */
+  private poked = false;
 
   constructor(
     private readonly db: DataSource,
     private readonly publish: Publish,
-    private readonly opts: { intervalMs: number; batchSize: number },
+    private readonly opts: { intervalMs: number; batchSize: number; pokeDelayMs: number },
   ) {}
 
   onApplicationBootstrap(): void {
@@ -38,10 +40,18 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     await this.running;
   }
 
-  /** Called after a commit that wrote events, so they go out now rather than at the next tick. */
+  /**
+   * Called after a commit that wrote events: the next pass runs within `pokeDelayMs` rather than
+   * at the next tick. The short wait lets the events of the commits around it go out in the same
+   * pass, so their consumers get them in bursts: a pass, and every wake-up of a consumer, costs
+   * about the same for one event as for twenty.
+   */
   poke(): void {
     if (this.running) this.again = true;
-    else this.schedule(0);
+    else if (!this.poked) {
+      this.poked = true;
+      this.schedule(this.opts.pokeDelayMs);
+    }
   }
 
   /** Publishes one batch; returns how many events went out. */
@@ -63,9 +73,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     if (this.stopped) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
+      this.poked = false;
       this.running = this.drain().finally(() => {
         this.running = undefined;
-        const next = this.again ? 0 : this.opts.intervalMs;
+        const next = this.again ? this.opts.pokeDelayMs : this.opts.intervalMs;
         this.again = false;
         this.schedule(next);
       });
