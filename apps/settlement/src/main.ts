@@ -12,6 +12,9 @@ async function main(): Promise<void> {
     base: config.base,
     healthPort: config.healthPort,
     requiredPatterns: WorkerPatterns.settlement,
+    // A captured event waits up to CAPTURE_BATCH_MS for others to be settled with it: enough jobs
+    // in flight that the wait never limits the rate (64 per 20 ms is 3 200 events/s).
+    defaultConcurrency: 64,
   });
 }
 

@@ -37,6 +37,17 @@ describe('statementBatcher', () => {
     expect(await Promise.all(held)).toEqual([2, 3, 4]);
   });
 
+  it('with delayMs keeps the batch open that long, so items arriving apart go together', async () => {
+    const batches: number[][] = [];
+    const run = statementBatcher(async (items: readonly number[]) => (batches.push([...items]), [...items]), { delayMs: 30 });
+    const first = run(1);
+    await new Promise((r) => setTimeout(r, 10));
+    const second = run(2);
+    expect(batches).toEqual([]);
+    expect(await Promise.all([first, second])).toEqual([1, 2]);
+    expect(batches).toEqual([[1, 2]]);
+  });
+
   it('on a constraint violation runs the items one by one, so only the bad one fails', async () => {
     const calls: number[][] = [];
     const run = statementBatcher(async (items: readonly number[]) => {

@@ -5,6 +5,11 @@ export interface StatementBatcherOptions {
   maxBatchSize?: number;
   /** Statements of this batcher in flight at once; items arriving meanwhile join the next one. */
   maxInFlight?: number;
+  /**
+   * How long a batch stays open for more items (default 0: until the loop has taken in what
+   * arrived with the first). Only for writes nobody waits on: each item waits this long.
+   */
+  delayMs?: number;
 }
 
 /**
@@ -27,6 +32,7 @@ const ITEM_SPECIFIC = /^(22|23|40001$|40P01$)/;
  */
 export function statementBatcher<K, V>(run: (items: readonly K[]) => Promise<readonly (V | Error)[]>, opts: StatementBatcherOptions = {}): (item: K) => Promise<V> {
   const maxInFlight = opts.maxInFlight ?? 2;
+  const delayMs = opts.delayMs ?? 0;
   let busy = 0; // batches scheduled or in flight
   const held: (() => void)[] = [];
   const loader = new DataLoader<K, V, K>(
@@ -53,7 +59,8 @@ export function statementBatcher<K, V>(run: (items: readonly K[]) => Promise<rea
       batchScheduleFn: (dispatch) => {
         if (busy < maxInFlight) {
           busy++;
-          setImmediate(dispatch);
+          if (delayMs > 0) setTimeout(dispatch, delayMs);
+          else setImmediate(dispatch);
         } else {
           held.push(dispatch);
         }

@@ -70,6 +70,9 @@ const today = () => new Date().toISOString().slice(0, 10);
 // Dates as text: node-pg would turn a date into a local-midnight Date and shift it by the zone.
 const PAYABLE_COLUMNS = 'transaction_id, recipient_id, kind, instalment, due_date::text AS due_date, gross, fee, net, status';
 
+/** How long settlement gathers captured events before settling them together. */
+const CAPTURE_BATCH_MS = 20;
+
 const READ_CAPTURED = preparedStatement<CapturedRow>(
   'settlement_read_captured',
   'SELECT id, merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = ANY($1::uuid[])',
@@ -100,7 +103,9 @@ export class LedgerRepository {
   private readonly capture: (transactionId: string) => Promise<SettleOutcome>;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {
-    this.capture = statementBatcher((ids) => this.claimCaptures(this.db.manager, ids));
+    // Payables are written after the sale was answered and nobody waits on them: captures are
+    // gathered for CAPTURE_BATCH_MS, so one read and one write serve many.
+    this.capture = statementBatcher((ids) => this.claimCaptures(this.db.manager, ids), { delayMs: CAPTURE_BATCH_MS });
   }
 
   /** On transaction.captured: the split of the captured amount, as payables per party × instalment. */
