@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { Client } from 'pg';
+import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 import { createMerchant, eventually, MerchantCredentials, post, Stack, startStack } from '../support/stack';
 
 jest.setTimeout(120_000);
@@ -74,5 +75,40 @@ describe('sales left pending without an authorization job', () => {
     expect(await statusOf(id)).toMatchObject({ status: 0 });
     await job.remove();
     await eventually(async () => expect(await statusOf(id)).toMatchObject({ status: 4, error_code: '101' }), { timeoutMs: 15_000 });
+  });
+
+  it('a job that carries a sale already decided changes nothing and charges nothing more', async () => {
+    // The tokenizer decides a first delivery from the row the API recorded with it (status 0),
+    // without reading it back. Replay such a job after its sale was decided: the acquirer call
+    // repeats the same operation key and the compare-and-set fails, so nothing changes.
+    const sale = await post(
+      stack.baseUrl,
+      '/v1/receiver',
+      {
+        'transaction-request': {
+          version: '1.0.0',
+          verification: shop,
+          sale: {
+            order: { reference: 'STALE-1', totalAmount: 4200 },
+            payment: { acquirer: 26, method: 1, amount: 4200, currency: '986', country: 'BRA', numberOfPayments: 1, cardHolder: 'MARIA SILVA', cardNumber: SANDBOX_CARDS[9], cardSecurityCode: CANARY_CODES[0], cardExpirationDate: '203012' },
+          },
+        },
+      },
+      { prefer: 'respond-async' },
+    );
+    expect(sale.status).toBe(202);
+    const id = String((sale.json as { transactionId: string }).transactionId).toLowerCase();
+    // A card ending in 9 is approved after a delay: meanwhile the job is in Redis, sealed card and all.
+    const original = await eventually(async () => (await authorizeQueue.getJob(id))!.data);
+    expect((original.p as { recorded: { status: number } }).recorded).toMatchObject({ id, status: 0, status_version: 1 });
+    await eventually(async () => expect(await statusOf(id)).toMatchObject({ status: 8, status_version: 2 }), { timeoutMs: 15_000 });
+    const decided = await statusOf(id);
+
+    const replay = await authorizeQueue.add('card.authorize', original, { jobId: `replay-${id}` });
+    await eventually(async () => expect(await replay.getState()).toBe('completed'), { timeoutMs: 15_000 });
+    expect(await statusOf(id)).toEqual(decided);
+    const calls = await db.query(`SELECT repeat FROM sandbox_calls WHERE operation_key = $1 ORDER BY repeat`, [`${id}-authorize`]);
+    expect(calls.rows).toEqual([{ repeat: false }, { repeat: true }]);
+    expect((await db.query(`SELECT event FROM outbox WHERE aggregate_id = $1`, [id])).rows).toEqual([{ event: 'transaction.captured' }]);
   });
 });

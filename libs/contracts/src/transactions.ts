@@ -108,6 +108,11 @@ export interface AuthorizeRequest {
   capture: boolean;
   saveCard: boolean;
   billing?: Billing;
+  /**
+   * The sale as the API just recorded it (status 0): on a first delivery the tokenizer decides it
+   * from this instead of reading it back. Its shape is the transactions row of @app/persistence.
+   */
+  recorded?: object;
 }
 
 export interface CaptureRequest {

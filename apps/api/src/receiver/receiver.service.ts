@@ -75,6 +75,7 @@ export class ReceiverService {
       capture: operation === 'sale',
       saveCard: input.payment.saveCreditCard || input.payment.generateToken,
       billing: input.billing,
+      recorded: pending,
     };
     // The job id is the transaction id: whatever retries, one authorization job per sale.
     const reply$ = this.client.send<TransactionView>(Patterns.CardAuthorize, withJobId(request, id));

@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Ctx, MessagePattern, Payload } from '@nestjs/microservices';
+import { BullMqContext } from '@app/messaging';
 import { AuthorizeRequest, CancelRequest, CaptureRequest, Patterns, TransactionView } from '@app/contracts';
 import { asReply } from '../tokens/tokens.handler';
 import { PaymentsService } from './payments.service';
@@ -9,8 +10,12 @@ export class PaymentsHandler {
   constructor(private readonly payments: PaymentsService) {}
 
   @MessagePattern(Patterns.CardAuthorize)
-  authorize(@Payload() req: AuthorizeRequest): Promise<TransactionView> {
-    return asReply(() => this.payments.authorize(req));
+  authorize(@Payload() req: AuthorizeRequest, @Ctx() ctx: BullMqContext): Promise<TransactionView> {
+    const job = ctx.getJob();
+    // A job that failed or stalled before may have been decided already: only a first delivery
+    // may trust the row recorded with it.
+    const firstDelivery = job.attemptsMade === 0 && !job.stalledCounter;
+    return asReply(() => this.payments.authorize(req, firstDelivery));
   }
 
   @MessagePattern(Patterns.CardCapture)

@@ -34,8 +34,15 @@ export class PaymentsService {
     @Inject(ACQUIRER_CONNECTOR) private readonly acquirer: AcquirerConnector,
   ) {}
 
-  async authorize(req: AuthorizeRequest): Promise<TransactionView> {
-    const row = await this.load(req.merchantId, req.transactionId);
+  /**
+   * `firstDelivery`: the message was never handed out before, so the sale it carries, as the API
+   * recorded it, is still undecided (only this job decides a sale, and the reconciler leaves alone
+   * a sale whose job exists): no need to read it back. Were it decided after all, the acquirer
+   * call repeats the same operation key (answered from its first record) and the compare-and-set
+   * fails, so the recorded outcome is the answer.
+   */
+  async authorize(req: AuthorizeRequest, firstDelivery = false): Promise<TransactionView> {
+    const row = (firstDelivery && recordedRow(req)) || (await this.load(req.merchantId, req.transactionId));
     // Already decided (this is a redelivery): the answer is the recorded outcome.
     if (row.status !== S.Waiting) return toTransactionView(row);
 
@@ -194,6 +201,13 @@ export class PaymentsService {
     if (row.status === S.Cancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is already cancelled.');
     throw conflict(ErrorCodes.InvalidState, 'Only an authorized or approved transaction can be cancelled.');
   }
+}
+
+/** The row the API recorded with the request, if it is this sale's, undecided. */
+function recordedRow(req: AuthorizeRequest): TransactionRow | undefined {
+  const row = req.recorded as TransactionRow | undefined;
+  const fits = row?.id === req.transactionId.toLowerCase() && row.merchant_id === req.merchantId.toLowerCase() && row.status === S.Waiting && row.status_version === 1;
+  return fits ? row : undefined;
 }
 
 function processorOf(r: AcquirerResult): Transition['processor'] {
