@@ -12,7 +12,7 @@ import { Figure, Scenario, Target } from './lib/scenario';
 import { saleScenarios } from './scenarios/sales';
 import { benchSplitEngine } from './scenarios/split-engine';
 import { splitSaleScenarios } from './scenarios/split-sales';
-import { BenchStack, startBenchStack } from './lib/stack';
+import { BenchStack, startBenchStack, waitUntilIdle } from './lib/stack';
 import { tokenScenarios } from './scenarios/tokens';
 import { benchWebhooks } from './scenarios/webhooks';
 
@@ -98,6 +98,7 @@ async function runScenarios(stack: BenchStack, r: Results): Promise<void> {
     const baseline = await startBaseline(s.baselineBody);
     try {
       for (const shape of s.shapes) {
+        await waitUntilIdle(stack);
         const gateway = await measure(stack.baseUrl + s.path, shape, s.body(stack));
         if (s.afterLoad) {
           const after = await s.afterLoad(stack, Date.now());

@@ -100,7 +100,6 @@ export async function startBenchStack(): Promise<BenchStack> {
   }
 }
 
-/** The operator CLI against the bench stack's database; its one JSON document on stdout. */
 /**
  * A gateway in service holds history, and its planner knows it: without it, the hot statements
  * are planned against a table Postgres believes holds a few rows (a fresh table is not analyzed
@@ -147,6 +146,32 @@ async function seedHistory(databaseUrl: string, rows: number): Promise<void> {
   }
 }
 
+/**
+ * Waits until the gateway has finished what the last run left behind: every outbox event
+ * published and no queue job waiting or running (settlement, webhooks). A run measured while the
+ * previous one's backlog drains (or while the bare baseline's run starved it) measures that
+ * transient, not the gateway at the load it is given.
+ */
+export async function waitUntilIdle(stack: BenchStack, timeoutMs = 120_000): Promise<void> {
+  const db = new Client({ connectionString: stack.env.DATABASE_URL });
+  const redis = new Redis(stack.env.REDIS_URL as string);
+  await db.connect();
+  try {
+    const prefix = stack.env.QUEUE_PREFIX as string;
+    const busy = async () => {
+      const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL')).rows;
+      const queues = (await redis.keys(`${prefix}:*:meta`)).map((k) => k.slice(0, -':meta'.length));
+      const jobs = await Promise.all(queues.map(async (q) => (await redis.llen(`${q}:wait`)) + (await redis.llen(`${q}:active`)) + (await redis.zcard(`${q}:prioritized`))));
+      return n + jobs.reduce((a, b) => a + b, 0);
+    };
+    await waitUntil("the previous run's outbox events and jobs", async () => (await busy()) === 0, timeoutMs, 200);
+  } finally {
+    redis.disconnect();
+    await db.end();
+  }
+}
+
+/** The operator CLI against the bench stack's database; its one JSON document on stdout. */
 export async function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
   const r = await runNode(cliEntry(repoRoot()), args, { cwd: repoRoot(), env, timeoutMs: 30_000 });
   if (r.code !== 0) throw new Error(`cli ${args.join(' ')} failed: ${r.stderr.trim() || r.stdout.trim()}`);
