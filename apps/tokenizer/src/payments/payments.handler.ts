@@ -12,9 +12,9 @@ export class PaymentsHandler {
   @MessagePattern(Patterns.CardAuthorize)
   authorize(@Payload() req: AuthorizeRequest, @Ctx() ctx: BullMqContext): Promise<TransactionView> {
     const job = ctx.getJob();
-    // A job that failed or stalled before may have been decided already: only a first delivery
-    // may trust the row recorded with it.
-    const firstDelivery = job.attemptsMade === 0 && !job.stalledCounter;
+    // A job started, failed or stalled before may have been decided already: only a first
+    // delivery may trust the row recorded with it.
+    const firstDelivery = job.attemptsStarted <= 1 && job.attemptsMade === 0 && !job.stalledCounter;
     return asReply(() => this.payments.authorize(req, firstDelivery));
   }
 

@@ -77,6 +77,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       this.running = this.drain().finally(() => {
         this.running = undefined;
         const next = this.again ? this.opts.pokeDelayMs : this.opts.intervalMs;
+        // A pass already due soon: a poke in the meantime must not put it off.
+        this.poked = this.again;
         this.again = false;
         this.schedule(next);
       });
