@@ -9,6 +9,7 @@ import { startBaseline } from './lib/baseline';
 import { LoadResult, LoadShape, runLoad } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
 import { Figure, Scenario, Target } from './lib/scenario';
+import { operationScenarios } from './scenarios/operations';
 import { saleScenarios } from './scenarios/sales';
 import { benchSplitEngine } from './scenarios/split-engine';
 import { splitSaleScenarios } from './scenarios/split-sales';
@@ -29,7 +30,7 @@ const closed: LoadShape = { connections: num('BENCH_CONNECTIONS', 64), durationS
 const fixed: LoadShape = { connections: 64, durationS, rate: num('BENCH_RATE', 800) };
 
 /** BENCH_ONLY=tokens,split: a run limited to some groups (default: all). */
-const GROUPS = ['tokens', 'sales', 'split-sales', 'split', 'webhooks'] as const;
+const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks'] as const;
 type Group = (typeof GROUPS)[number];
 function selectedGroups(): Set<Group> {
   const names = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -126,6 +127,7 @@ async function main(): Promise<void> {
     scenarios: [
       ...(only.has('tokens') ? tokenScenarios(closed, fixed) : []),
       ...(only.has('sales') ? saleScenarios(closed, { ...fixed, rate: num('BENCH_SALE_RATE', 300) }) : []),
+      ...(only.has('operations') ? operationScenarios(closed) : []),
       ...(only.has('split-sales') ? splitSaleScenarios(closed) : []),
     ],
     rows: [],

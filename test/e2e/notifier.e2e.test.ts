@@ -244,8 +244,13 @@ describe('webhook delivery to urlReturn', () => {
       expect(got).toHaveLength(1);
       return got[0];
     });
-    // As if the first attempt had failed and its retry job had vanished with Redis' data.
-    const d = await deliveryOf(res.json.transactionId);
+    // As if the first attempt had failed and its retry job had vanished with Redis' data. Only once
+    // the first attempt is recorded: recorded after this update, it would undo it.
+    const d = await eventually(async () => {
+      const row = await deliveryOf(res.json.transactionId);
+      expect(row.status).toBe('succeeded');
+      return row;
+    });
     await db.query(`UPDATE deliveries SET status = 'pending', next_attempt_at = now() - interval '10 seconds' WHERE id = $1`, [d.id]);
     const again = await eventually(() => {
       const got = listener.at('/lost');

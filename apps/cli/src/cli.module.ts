@@ -1,6 +1,8 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, DeliveriesRepository, FeePlansRepository, LedgerRepository, RecipientsRepository } from '@app/persistence';
+import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
+import { dataSourceOptions, DeliveriesRepository, FeePlansRepository, LedgerRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
@@ -33,6 +35,11 @@ import { VaultRotationService } from './vault/vault-rotation.service';
     PayablesListCommand,
     ChargebackRecordCommand,
     LedgerVerifyCommand,
+    TransactionsRepository,
+    PostgresSandboxCallLog,
+    // The sandbox serves every acquirer code here; its books are its call log. The CLI never authorizes.
+    { provide: ACQUIRER_CONNECTOR, inject: [PostgresSandboxCallLog], useFactory: (log: PostgresSandboxCallLog) => new SandboxAcquirer(log, { slowApprovalMs: 0 }) },
+    AcquirerReconcileCommand,
     DeliveriesRepository,
     { provide: DeliveryQueueRef, inject: [CliConfig], useFactory: (cfg: CliConfig) => new DeliveryQueueRef(cfg) },
     WebhooksListCommand,

@@ -3,13 +3,12 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { lastValueFrom } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { BullMqClient, withJobId } from '@app/messaging';
-import { OutboxRelay, TransactionsRepository } from '@app/persistence';
+import { OperationsRepository, OutboxRelay, TransactionsRepository } from '@app/persistence';
 import { appImports, queueClient } from '@app/platform';
-import { ACQUIRER_CONNECTOR } from './acquirer/acquirer.connector';
-import { SandboxAcquirer } from './acquirer/sandbox-acquirer';
-import { PostgresSandboxCallLog } from './acquirer/sandbox-call-log';
+import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
 import { TokenizerConfig } from './config/tokenizer.config';
 import { PaymentsHandler } from './payments/payments.handler';
+import { OperationClaimsReconciler } from './payments/operation-claims.reconciler';
 import { PaymentsService } from './payments/payments.service';
 import { AUTHORIZE_QUEUE, PendingSalesReconciler } from './payments/pending-sales.reconciler';
 import { Queue } from 'bullmq';
@@ -33,8 +32,10 @@ export class TokenizerModule {
         TokenCardsRepository,
         TokensService,
         TransactionsRepository,
+        OperationsRepository,
         PaymentsService,
         PendingSalesReconciler,
+        OperationClaimsReconciler,
         {
           // Read-only use (does a job exist?); errors are the reconciler's to retry, not a crash.
           provide: AUTHORIZE_QUEUE,
@@ -46,7 +47,7 @@ export class TokenizerModule {
           // In this (test) environment every acquirer code is served by the sandbox.
           provide: ACQUIRER_CONNECTOR,
           inject: [PostgresSandboxCallLog],
-          useFactory: (log: PostgresSandboxCallLog) => new SandboxAcquirer(log, { slowApprovalMs: config.sandboxSlowApprovalMs }),
+          useFactory: (log: PostgresSandboxCallLog) => new SandboxAcquirer(log, { slowApprovalMs: config.sandboxSlowApprovalMs, followUpLatencyMs: config.sandboxFollowUpLatencyMs }),
         },
         {
           provide: EVENTS_CLIENT,

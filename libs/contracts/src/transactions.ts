@@ -119,6 +119,17 @@ export interface CaptureRequest {
   transactionId: string;
   merchantId: string;
   amount?: number;
+  /**
+   * This operation's id, chosen by the API: the same for a retry with the same Idempotency-Key,
+   * so a retry finds the operation it repeats (done: its outcome; still open: it completes it)
+   * instead of applying it a second time. The acquirer's operation key derives from it.
+   */
+  operationId: string;
+  /**
+   * Epoch ms after which the caller no longer waits for the reply: the operation is not started
+   * after it (the caller has answered "retry" by then), so no late change happens unanswered.
+   */
+  notAfter: number;
 }
 
 export type CancelRequest = CaptureRequest;

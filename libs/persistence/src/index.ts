@@ -9,3 +9,4 @@ export * from './settlement/recipients.repository';
 export * from './settlement/fee-plans.repository';
 export * from './settlement/ledger.repository';
 export * from './webhooks/deliveries.repository';
+export * from './transactions/operations.repository';

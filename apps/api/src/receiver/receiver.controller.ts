@@ -41,7 +41,7 @@ export class ReceiverController {
   ): Promise<unknown> {
     const env = parseEnvelope(body, OPERATIONS);
     const operation = env.operation as Operation;
-    const run = this.parse(operation, env.body, /respond-async/i.test(prefer ?? ''));
+    const run = this.parse(operation, env.body, /respond-async/i.test(prefer ?? ''), idempotencyKey);
     const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
     const result = await this.idempotency.run(merchantId, idempotencyKey, `receiver/${operation}`, body, () => run(merchantId));
     reply.status(result.status);
@@ -50,7 +50,7 @@ export class ReceiverController {
   }
 
   /** Parses (and so validates) before authenticating or writing anything. */
-  private parse(operation: Operation, op: Parameters<typeof parseSale>[0], respondAsync: boolean) {
+  private parse(operation: Operation, op: Parameters<typeof parseSale>[0], respondAsync: boolean, idempotencyKey?: string) {
     switch (operation) {
       case 'sale':
       case 'authorize': {
@@ -62,11 +62,11 @@ export class ReceiverController {
       }
       case 'capture': {
         const req = parseCapture(op);
-        return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.capture(merchantId, req), 'capture') });
+        return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.capture(merchantId, req, idempotencyKey), 'capture') });
       }
       case 'cancel': {
         const req = parseCancel(op);
-        return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.cancel(merchantId, req), 'cancel') });
+        return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.cancel(merchantId, req, idempotencyKey), 'cancel') });
       }
       case 'report': {
         const by = parseReport(op);

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
 import { AuthorizeRequest, CancelRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, SettlementTerms, TransactionView } from '@app/contracts';
 import { detectBrand, maskPan } from '@app/card';
@@ -11,6 +11,20 @@ import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
 import { SaleTermsService } from '../split/sale-terms.service';
 import { TokensService } from '../tokens/tokens.service';
+
+export type OperationInput = Omit<CaptureRequest, 'merchantId' | 'operationId' | 'notAfter'>;
+
+/** Time left for the tokenizer's reply to travel back before the API stops waiting for it. */
+const REPLY_MARGIN_MS = 500;
+
+/** A UUID (version 8, RFC 9562) made of a hash: the same input, the same id. */
+function uuidFromHash(digest: Buffer): string {
+  const b = Buffer.from(digest.subarray(0, 16));
+  b[6] = (b[6] & 0x0f) | 0x80;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
 
 export interface Outcome {
   httpStatus: 200 | 202;
@@ -96,16 +110,27 @@ export class ReceiverService {
     }
   }
 
-  async capture(merchantId: string, req: Omit<CaptureRequest, 'merchantId'>): Promise<TransactionView> {
+  async capture(merchantId: string, req: OperationInput, idempotencyKey?: string): Promise<TransactionView> {
     if (req.amount !== undefined) {
       const row = await this.transactions.findByMerchantAndId(merchantId, req.transactionId.toLowerCase());
       if (row) this.terms.checkCapture(merchantId, (row.details as { terms?: SettlementTerms }).terms, req.amount);
     }
-    return lastValueFrom(this.client.send<TransactionView, CaptureRequest>(Patterns.CardCapture, { ...req, merchantId }));
+    return lastValueFrom(this.client.send<TransactionView, CaptureRequest>(Patterns.CardCapture, this.operation(merchantId, req, idempotencyKey)));
   }
 
-  cancel(merchantId: string, req: Omit<CancelRequest, 'merchantId'>): Promise<TransactionView> {
-    return lastValueFrom(this.client.send<TransactionView, CancelRequest>(Patterns.CardCancel, { ...req, merchantId }));
+  cancel(merchantId: string, req: OperationInput, idempotencyKey?: string): Promise<TransactionView> {
+    return lastValueFrom(this.client.send<TransactionView, CancelRequest>(Patterns.CardCancel, this.operation(merchantId, req, idempotencyKey)));
+  }
+
+  /**
+   * A capture or cancel as the tokenizer takes it. A retry with the same Idempotency-Key is the
+   * same operation (the same id), so one that was applied after its first answer was lost is never
+   * applied again. The tokenizer does not start it after the reply wait ends (the answer then is a
+   * 503 "retry"), so no change happens that nobody was told of.
+   */
+  private operation(merchantId: string, req: OperationInput, idempotencyKey?: string): CaptureRequest {
+    const operationId = idempotencyKey === undefined ? randomUUID() : uuidFromHash(createHash('sha256').update(`operation\0${merchantId}\0${idempotencyKey}`).digest());
+    return { ...req, merchantId, operationId, notAfter: Date.now() + this.config.replyTimeoutMs - REPLY_MARGIN_MS };
   }
 
   async report(merchantId: string, by: { transactionId: string } | { reference: string }): Promise<TransactionView> {

@@ -18,12 +18,18 @@ export class TokenizerConfig {
   dbPoolSize: number;
   /** Sandbox acquirer: how long a card ending in 9 takes to be approved (WIRE.md 7). */
   sandboxSlowApprovalMs: number;
+  /** Sandbox acquirer: how long a capture or cancel takes, as a remote acquirer's round trip would. */
+  sandboxFollowUpLatencyMs: number;
   outboxIntervalMs: number;
   /** After a commit that wrote events, the relay's pass runs within this delay (events go out in bursts). */
   outboxPokeDelayMs: number;
   /** A sale at status 0 this long, with no authorization job, is abandoned (declined, `101`). */
   orphanAfterS: number;
   reconcileIntervalMs: number;
+  /** How long a capture or cancel waits for another one on the same transaction before a 409 (038). */
+  operationWaitMs: number;
+  /** A claim this old is a dead worker's: the reconciler settles it with the acquirer. */
+  claimStaleAfterS: number;
 }
 
 export function readVaultKeys(r: EnvReader, base: BaseConfig): VaultKeys {
@@ -45,11 +51,15 @@ export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): Token
     concurrency: r.int('TOKENIZER_CONCURRENCY', 32, 1, 1000),
     dbPoolSize: r.int('DB_POOL_SIZE', 16, 1, 200),
     sandboxSlowApprovalMs: r.int('SANDBOX_SLOW_APPROVAL_MS', 2000, 0, 60_000),
+    sandboxFollowUpLatencyMs: r.int('SANDBOX_FOLLOW_UP_LATENCY_MS', 0, 0, 60_000),
     outboxIntervalMs: r.int('OUTBOX_INTERVAL_MS', 200, 10, 60_000),
     outboxPokeDelayMs: r.int('OUTBOX_POKE_DELAY_MS', 20, 0, 1_000),
     // Well above the API's sync wait and a normal queue delay: only a sale nobody will decide.
     orphanAfterS: r.int('SALE_ORPHAN_AFTER_S', 120, 1, 86_400),
     reconcileIntervalMs: r.int('SALE_RECONCILE_INTERVAL_MS', 30_000, 100, 3_600_000),
+    operationWaitMs: r.int('OPERATION_WAIT_MS', 5_000, 1, 60_000),
+    // Far above one acquirer call: a live holder has finished or given up long before.
+    claimStaleAfterS: r.int('CLAIM_STALE_AFTER_S', 60, 1, 86_400),
   };
   r.done('tokenizer');
   return cfg;

@@ -1,4 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
+import AsyncLock from 'async-lock';
+import { randomUUID } from 'node:crypto';
 import {
   AuthorizeRequest,
   CancelRequest,
@@ -10,9 +12,21 @@ import {
   TransactionView,
 } from '@app/contracts';
 import { isExpired, maskPan, ValidCard } from '@app/card';
-import { OutboxEvent, OutboxRelay, toTransactionView, TransactionRow, TransactionsRepository, Transition } from '@app/persistence';
+import {
+  OperationClaim,
+  OperationKind,
+  OperationRow,
+  OperationsRepository,
+  OutboxEvent,
+  OutboxRelay,
+  toTransactionView,
+  TransactionRow,
+  TransactionsRepository,
+  Transition,
+} from '@app/persistence';
 import { openJson } from '@app/vault';
-import { ACQUIRER_CONNECTOR, AcquirerConnector, AcquirerResult } from '../acquirer/acquirer.connector';
+import { ACQUIRER_CONNECTOR, AcquirerConnector, AcquirerResult } from '@app/acquirer';
+import { conflict, judge, Judged } from './operation-rules';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokensService } from '../tokens/tokens.service';
 
@@ -21,13 +35,19 @@ const S = TransactionStatus;
 /**
  * Authorize, capture and cancel with the acquirer. Every handler is safe to run twice for the
  * same message (a redelivery after a crash, a retry after a reply timeout): the acquirer call
- * carries an operation key derived from the transaction and its status version, so the acquirer
- * treats a repeat as the same operation, and the status only moves by compare-and-set.
+ * carries an operation key (the sale's id; a capture's or cancel's claim), so the acquirer treats
+ * a repeat as the same operation, and nothing reaches the acquirer that the gateway will not
+ * record: a sale is decided by compare-and-set, a capture or cancel holds a claim on the
+ * transaction from before the acquirer call until its outcome is recorded.
  */
 @Injectable()
 export class PaymentsService {
+  /** Operations on one transaction take turns in this process; the claim orders them across processes. */
+  private readonly turns = new AsyncLock({ maxPending: 10_000 });
+
   constructor(
     private readonly transactions: TransactionsRepository,
+    private readonly operations: OperationsRepository,
     private readonly tokens: TokensService,
     private readonly relay: OutboxRelay,
     private readonly config: TokenizerConfig,
@@ -99,67 +119,146 @@ export class PaymentsService {
     return this.apply(row, change, []);
   }
 
-  async capture(req: CaptureRequest): Promise<TransactionView> {
-    const row = await this.load(req.merchantId, req.transactionId);
-    this.assertCapturable(row);
-    const amount = req.amount ?? Number(row.amount);
-    if (amount > Number(row.amount)) {
-      throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the authorized ${row.amount} cents.`);
-    }
-    const result = await this.acquirer.capture({ operationKey: `${row.id}-capture-v${row.status_version}`, tid: row.processor.tid ?? '', amount });
-    if (result.outcome !== 'approved') throw unavailable('The acquirer did not confirm the capture; retry later.');
-    return this.apply(row, { status: S.Approved, capturedAmount: amount, processor: processorOf(result) }, [{ event: Events.TransactionCaptured, amount }], (r) =>
-      this.assertCapturable(r),
-    );
+  capture(req: CaptureRequest): Promise<TransactionView> {
+    return this.operate('capture', req);
   }
 
-  async cancel(req: CancelRequest): Promise<TransactionView> {
-    const row = await this.load(req.merchantId, req.transactionId);
-    this.assertCancellable(row);
-    // An authorization is cancelled against what was authorized, a capture against what was captured.
-    const base = row.status === S.Authorized || Number(row.captured_amount) === 0 ? Number(row.amount) : Number(row.captured_amount);
-    // What a chargeback already returned to the cardholder cannot be refunded a second time.
-    const chargedBack = base === Number(row.captured_amount) ? await this.transactions.chargedBackOf(row.id) : 0;
-    const remaining = base - Number(row.cancelled_amount) - chargedBack;
-    if (remaining <= 0) throw conflict(ErrorCodes.InvalidState, 'Nothing is left to cancel: what was not cancelled was charged back.');
-    const amount = req.amount ?? remaining;
-    if (amount > remaining) {
-      throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${remaining} cents that can still be cancelled.`);
-    }
-    const result = await this.acquirer.cancel({ operationKey: `${row.id}-cancel-v${row.status_version}`, tid: row.processor.tid ?? '', amount });
-    if (result.outcome !== 'approved') throw unavailable('The acquirer did not confirm the cancellation; retry later.');
-    const cancelled = Number(row.cancelled_amount) + amount;
-    const status = cancelled === base ? S.Cancelled : S.PartialCancelled;
-    return this.apply(row, { status, cancelledAmount: cancelled, processor: processorOf(result) }, [{ event: Events.TransactionCancelled, amount }], (r) =>
-      this.assertCancellable(r),
-    );
+  cancel(req: CancelRequest): Promise<TransactionView> {
+    return this.operate('cancel', req);
   }
 
   /**
-   * Records the change and its events in one Postgres transaction. When another change won the
-   * race, the transaction is re-read: a finished authorization is the answer; for capture and
-   * cancel, `recheck` turns the new state into the conflict the caller sees.
+   * A capture or cancel, one at a time per transaction. It waits its turn (in this process, then
+   * for a claim another process holds) until OPERATION_WAIT_MS or the caller's deadline, is judged
+   * against the state the operation before it left, claims the transaction, and only then talks
+   * to the acquirer. A request seen before (a redelivered job, a retry with the same
+   * Idempotency-Key) is answered from its recorded outcome, or completed if it is still open.
    */
-  private async apply(
-    row: TransactionRow,
-    change: Transition,
-    extra: { event: string; amount: number }[],
-    recheck?: (row: TransactionRow) => void,
-  ): Promise<TransactionView> {
-    const events = (updated: TransactionRow): OutboxEvent[] => {
-      const view = toTransactionView(updated);
-      // Cumulative amounts travel with every event: settlement applies them idempotently, whatever the order.
-      const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion, capturedAmount: view.capturedAmount, cancelledAmount: view.cancelledAmount };
-      const settle = extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } }));
-      // status_changed asks the notifier for a webhook, so it exists only where a listener does:
-      // a sale without urlReturn would cost a queue job the notifier can only drop.
-      if (!updated.url_return) return settle;
-      // The notifier renders the webhook from this snapshot: the row may have moved on by then.
-      return [{ event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return, view } }, ...settle];
-    };
+  private operate(kind: OperationKind, req: CaptureRequest): Promise<TransactionView> {
+    const deadline = Math.min(Date.now() + this.config.operationWaitMs, req.notAfter ?? Infinity);
+    const wait = deadline - Date.now();
+    if (wait <= 0) return Promise.reject(busy());
+    return this.turns.acquire(req.transactionId.toLowerCase(), () => this.operateInTurn(kind, req, deadline), { timeout: wait }).catch((e: Error) => {
+      if (!(e instanceof DomainError) && e.message.startsWith('async-lock timed out')) throw busy();
+      throw e;
+    });
+  }
+
+  private async operateInTurn(kind: OperationKind, req: CaptureRequest, deadline: number): Promise<TransactionView> {
+    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+      const known = await this.operations.findByRequest(req.operationId);
+      if (known) return this.answerKnown(known);
+      const row = await this.operations.current(req.merchantId, req.transactionId);
+      if (!row) throw notFound();
+      if (Date.now() >= deadline) throw busy();
+      if (row.pending_operation_id) {
+        // Held by an operation of another process (or of a dead one, until the reconciler settles it).
+        await sleep(Math.min(pause, deadline - Date.now()));
+        continue;
+      }
+      const judged = judge(kind, row, req.amount);
+      const id = randomUUID();
+      const claim = { id, requestId: req.operationId, kind, amount: judged.amount, operationKey: `${kind}-${id}` };
+      try {
+        if (await this.operations.claim(row, claim)) return await this.execute(row, claim, judged);
+      } catch (e) {
+        // The same request claimed in another process at the same moment: its outcome is the answer.
+        if ((e as { code?: string }).code !== '23505') throw e;
+      }
+      // The transaction changed since it was read: judge again against what it is now.
+    }
+  }
+
+  /** Holds the claim: asks the acquirer, then records its answer and releases the claim. */
+  private async execute(row: TransactionRow, claim: OperationClaim, judged: Judged): Promise<TransactionView> {
+    const command = { operationKey: claim.operationKey, tid: row.processor.tid ?? '', amount: claim.amount };
+    let result: AcquirerResult;
+    try {
+      result = await this.acquirer[claim.kind](command);
+      if (result.outcome === 'timeout') result = await this.acquirer.fence(claim.operationKey, claim.kind);
+    } catch {
+      // The answer is lost: settle it now, or leave the claim to the reconciler (it asks again).
+      result = await this.acquirer.fence(claim.operationKey, claim.kind).catch(() => {
+        throw unavailable('The acquirer did not answer; the gateway records its outcome as soon as it does. Retry with the same Idempotency-Key.');
+      });
+    }
+    return this.decide(row, claim.id, judged, result);
+  }
+
+  /**
+   * Records what the acquirer answered for the operation holding `row` (also the reconciler's
+   * path). When the operation is no longer pending, someone else decided it: that is the answer.
+   */
+  async decide(row: TransactionRow, operationId: string, judged: Judged, result: AcquirerResult): Promise<TransactionView> {
+    if (result.outcome === 'approved') {
+      const change = { ...judged.change, processor: { returnCode: result.returnCode, returnMessage: result.returnMessage } };
+      const updated = await this.operations.recordApplied(row, operationId, change, result, (next) => this.eventsOf(next, [{ event: judged.event, amount: judged.amount }]));
+      if (updated) {
+        this.relay.poke();
+        return toTransactionView(updated);
+      }
+    } else {
+      await this.operations.recordNotApplied(row.id, operationId, voided(result) ? 'voided' : 'refused', result);
+    }
+    const decided = await this.operations.find(operationId);
+    if (!decided || decided.state === 'pending') throw unavailable('The operation could not be recorded; retry with the same Idempotency-Key.');
+    return this.answerKnown(decided);
+  }
+
+  /**
+   * A claim its holder left behind (it died between claim and outcome, or lost the acquirer's
+   * answer): whatever the acquirer did under its key is recorded; if it never heard of it, the key
+   * is closed (fenced) and the claim released. Either way the transaction is free again.
+   */
+  async resolveStale(op: OperationRow): Promise<TransactionView | undefined> {
+    const row = await this.operations.current(op.merchant_id, op.transaction_id);
+    if (!row || row.pending_operation_id !== op.id) return undefined;
+    const result = (await this.acquirer.inquire(op.operation_key)) ?? (await this.acquirer.fence(op.operation_key, op.kind));
+    return this.decide(row, op.id, judgeHeld(op, row), result).catch((e) => {
+      // A refusal is the operation's recorded outcome, not a failure of this pass.
+      if (e instanceof DomainError && e.kind !== 'unavailable') return undefined;
+      throw e;
+    });
+  }
+
+  /** A request seen before: its recorded outcome, or (still open) the operation completed now. */
+  private async answerKnown(op: OperationRow): Promise<TransactionView> {
+    const row = await this.operations.current(op.merchant_id, op.transaction_id);
+    if (!row) throw notFound();
+    if (op.state === 'pending') {
+      if (row.pending_operation_id !== op.id) throw unavailable('The operation could not be recorded; retry with the same Idempotency-Key.');
+      // Its holder died or lost its answer: this repeat completes it with the same operation key.
+      return this.execute(row, { id: op.id, requestId: op.request_id, kind: op.kind, amount: Number(op.amount), operationKey: op.operation_key }, judgeHeld(op, row));
+    }
+    if (op.state === 'applied') return toTransactionView(row);
+    const result = op.result as unknown as AcquirerResult;
+    if (op.state === 'voided') throw unavailable('The acquirer never received the operation and nothing was done; retry it.');
+    throw conflict(ErrorCodes.InvalidState, `The acquirer refused the ${op.kind}: ${result.returnMessage} (${result.returnCode}).`);
+  }
+
+  /**
+   * The settle and notify events of a change. Cumulative amounts travel with every event:
+   * settlement applies them idempotently, whatever the order.
+   */
+  private eventsOf(updated: TransactionRow, extra: { event: string; amount: number }[]): OutboxEvent[] {
+    const view = toTransactionView(updated);
+    const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion, capturedAmount: view.capturedAmount, cancelledAmount: view.cancelledAmount };
+    const settle = extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } }));
+    // status_changed asks the notifier for a webhook, so it exists only where a listener does:
+    // a sale without urlReturn would cost a queue job the notifier can only drop.
+    if (!updated.url_return) return settle;
+    // The notifier renders the webhook from this snapshot: the row may have moved on by then.
+    return [{ event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return, view } }, ...settle];
+  }
+
+  /**
+   * Records a sale's decision and its events in one statement. When another change won the race
+   * (a redelivered job), the recorded outcome is the answer.
+   */
+  private async apply(row: TransactionRow, change: Transition, extra: { event: string; amount: number }[]): Promise<TransactionView> {
     let recorded = 0;
     const updated = await this.transactions.transition(row, change, (next) => {
-      const out = events(next);
+      const out = this.eventsOf(next, extra);
       recorded = out.length;
       return out;
     });
@@ -168,9 +267,7 @@ export class PaymentsService {
       if (recorded) this.relay.poke();
       return toTransactionView(updated);
     }
-    const current = await this.load(row.merchant_id, row.id);
-    recheck?.(current);
-    return toTransactionView(current);
+    return toTransactionView(await this.load(row.merchant_id, row.id));
   }
 
   private async cardOf(req: AuthorizeRequest): Promise<{ card: ValidCard; securityCode?: string }> {
@@ -185,21 +282,8 @@ export class PaymentsService {
 
   private async load(merchantId: string, id: string): Promise<TransactionRow> {
     const row = await this.transactions.findByMerchantAndId(merchantId, id.toLowerCase());
-    if (!row) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, 'Transaction not found.', 'transactionId');
+    if (!row) throw notFound();
     return row;
-  }
-
-  private assertCapturable(row: TransactionRow): void {
-    if (row.status === S.Authorized) return;
-    if (row.status === S.Approved || (row.status === S.PartialCancelled && Number(row.captured_amount) > 0)) throw conflict(ErrorCodes.AlreadyCaptured, 'The transaction is already captured.');
-    if (row.status === S.Cancelled || row.status === S.PartialCancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is cancelled.');
-    throw conflict(ErrorCodes.InvalidState, 'Only an authorized transaction can be captured.');
-  }
-
-  private assertCancellable(row: TransactionRow): void {
-    if (row.status === S.Authorized || row.status === S.Approved || row.status === S.PartialCancelled) return;
-    if (row.status === S.Cancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is already cancelled.');
-    throw conflict(ErrorCodes.InvalidState, 'Only an authorized or approved transaction can be cancelled.');
   }
 }
 
@@ -214,9 +298,25 @@ function processorOf(r: AcquirerResult): Transition['processor'] {
   return { tid: r.tid, nsu: r.nsu, authorizationCode: r.authorizationCode ?? '', returnCode: r.returnCode, returnMessage: r.returnMessage };
 }
 
-function conflict(code: DomainError['code'], message: string): DomainError {
-  return new DomainError('conflict', code, message, 'transactionId');
+function notFound(): DomainError {
+  return new DomainError('not_found', ErrorCodes.TransactionNotFound, 'Transaction not found.', 'transactionId');
 }
+
+function busy(): DomainError {
+  return conflict(ErrorCodes.OperationInProgress, 'Another capture or cancel of this transaction is still in progress; nothing was done. Retry, with the same Idempotency-Key.');
+}
+
+/** The refusal the acquirer records for a key it never received (AcquirerConnector.fence). */
+function voided(r: AcquirerResult): boolean {
+  return r.outcome !== 'approved' && r.returnCode === 'VD';
+}
+
+/** The change of an operation already holding `row`: judged as when it claimed (nothing else moves a held row). */
+export function judgeHeld(op: Pick<OperationRow, 'kind' | 'amount'>, row: TransactionRow): Judged {
+  return judge(op.kind, { ...row, pending_operation_id: null }, Number(op.amount));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 function unavailable(message: string): DomainError {
   return new DomainError('unavailable', ErrorCodes.ServiceUnavailable, message);

@@ -148,8 +148,14 @@ export class LedgerRepository {
    */
   recordChargeback(transactionId: string, amount: number, chargebackId?: string): Promise<{ chargedBack: number; debits: Debit[]; repeated: boolean }> {
     return this.db.transaction(async (tx) => {
-      const s = await this.lockSettlement(tx, transactionId);
-      if (!s) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, `No settled capture for transaction ${transactionId}.`);
+      let s = await this.lockSettlement(tx, transactionId);
+      if (!s) {
+        // A chargeback may come before settlement got to the capture: settle it first.
+        if ((await this.claimCapture(tx, transactionId)) === 'nothing_captured') {
+          throw new DomainError('not_found', ErrorCodes.TransactionNotFound, `No captured amount for transaction ${transactionId}.`);
+        }
+        s = (await this.lockSettlement(tx, transactionId))!;
+      }
       const before = Number(s.charged_back);
       if (chargebackId !== undefined) {
         const known: { amount: string }[] = await tx.query('SELECT amount FROM chargebacks WHERE transaction_id = $1 AND chargeback_id = $2', [transactionId, chargebackId]);
@@ -158,8 +164,19 @@ export class LedgerRepository {
           return { chargedBack: before, debits: [], repeated: true };
         }
       }
-      const open = Number(s.gross) - Number(s.cancelled) - before;
-      if (amount > open) throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${open} cents captured and neither cancelled nor charged back.`);
+      // Judged on the transaction's row, beside its cancels and a cancel still in flight (its
+      // amount is reserved), by the same compare-and-set the tokenizer's claims use: a chargeback
+      // and a cancel can never both take the same cents back.
+      const [t]: { open: string }[] = await tx.query(
+        `SELECT captured_amount - cancelled_amount - charged_back_amount - CASE WHEN pending_kind = 'cancel' THEN pending_amount ELSE 0 END AS open
+         FROM transactions WHERE id = $1 FOR UPDATE`,
+        [transactionId],
+      );
+      const open = Math.max(0, Number(t.open));
+      if (amount > open) {
+        throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${open} cents captured and neither cancelled (nor being cancelled) nor charged back.`);
+      }
+      await tx.query('UPDATE transactions SET charged_back_amount = charged_back_amount + $2, updated_at = now() WHERE id = $1', [transactionId, amount]);
       const debits = chargebackDebits(s.split, before, before + amount);
       await this.writeDebits(tx, s, 'chargeback', debits);
       await tx.query('UPDATE settlements SET charged_back = $2 WHERE transaction_id = $1', [transactionId, before + amount]);
@@ -188,9 +205,9 @@ export class LedgerRepository {
    */
   async verify(merchantId?: string): Promise<{ transactions: number; differences: LedgerDifference[] }> {
     const scope = merchantId ? [merchantId.toLowerCase()] : [];
-    const rows: { id: string; captured: string; cancelled: string; s_gross: string | null; s_fee: string | null; s_cancelled: string | null; s_cb: string | null;
+    const rows: { id: string; captured: string; cancelled: string; charged_back: string; s_gross: string | null; s_fee: string | null; s_cancelled: string | null; s_cb: string | null;
       cap_gross: string; cap_fee: string; cancel_gross: string; cb_gross: string }[] = await this.db.query(`
-      SELECT t.id, t.captured_amount AS captured, t.cancelled_amount AS cancelled,
+      SELECT t.id, t.captured_amount AS captured, t.cancelled_amount AS cancelled, t.charged_back_amount AS charged_back,
              s.gross AS s_gross, s.fee AS s_fee, s.cancelled AS s_cancelled, s.charged_back AS s_cb,
              COALESCE(SUM(p.gross) FILTER (WHERE p.kind = 'capture'), 0) AS cap_gross,
              COALESCE(SUM(p.fee) FILTER (WHERE p.kind = 'capture'), 0) AS cap_fee,
@@ -213,6 +230,7 @@ export class LedgerRepository {
       check(r.id, 'settled cancellations = cancelled amount', Number(r.cancelled), Number(r.s_cancelled));
       check(r.id, 'cancel debits = cancelled amount', Number(r.s_cancelled), Number(r.cancel_gross));
       check(r.id, 'chargeback debits = charged back amount', Number(r.s_cb), Number(r.cb_gross));
+      check(r.id, 'settled chargebacks = transaction charged back', Number(r.charged_back), Number(r.s_cb));
     }
     const parties: { transaction_id: string; party: string; gross: string; fee: string; net: string; expected: SplitResult }[] = await this.db.query(`
       SELECT p.transaction_id, COALESCE(p.recipient_id::text, '${MERCHANT}') AS party, SUM(p.gross) AS gross, SUM(p.fee) AS fee, SUM(p.net) AS net, s.split AS expected

@@ -29,6 +29,24 @@ export interface TransactionRow {
   details: Record<string, unknown>;
   url_return: string | null;
   created_at: Date;
+  /** Cents of the capture that chargebacks took back (a cancel can never refund them again). */
+  charged_back_amount: string;
+  /** The capture or cancel that holds the transaction (see OperationsRepository), if any. */
+  pending_operation_id: string | null;
+  pending_kind: OperationKind | null;
+  pending_amount: string | null;
+}
+
+export type OperationKind = 'capture' | 'cancel';
+
+export interface ReconciliationRow {
+  id: string;
+  merchant_id: string;
+  status: number;
+  captured_amount: string;
+  cancelled_amount: string;
+  tid: string | null;
+  held_since: Date | null;
 }
 
 export interface NewTransaction {
@@ -74,8 +92,9 @@ interface PendingTransition {
  * The columns of TransactionRow, named: a prepared statement's result may not change shape, so a
  * column added by a later migration must not break the statements of apps already running.
  */
-const ROW_COLUMNS = `id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
-  captured_amount, cancelled_amount, masked_card, brand, token_card, error_code, processor, details, url_return, created_at`;
+export const ROW_COLUMNS = `id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
+  captured_amount, cancelled_amount, masked_card, brand, token_card, error_code, processor, details, url_return, created_at,
+  charged_back_amount, pending_operation_id, pending_kind, pending_amount`;
 
 const FIND_BY_IDS = preparedStatement<TransactionRow>(
   'transactions_find_by_ids',
@@ -188,22 +207,30 @@ export class TransactionsRepository {
 
   async findLatestByMerchantAndReference(merchantId: string, reference: string): Promise<TransactionRow | undefined> {
     const rows: TransactionRow[] = await this.db.query(
-      'SELECT * FROM transactions WHERE merchant_id = $1 AND reference = $2 ORDER BY created_at DESC, id DESC LIMIT 1',
+      `SELECT ${ROW_COLUMNS} FROM transactions WHERE merchant_id = $1 AND reference = $2 ORDER BY created_at DESC, id DESC LIMIT 1`,
       [merchantId, reference],
     );
     return rows[0];
   }
 
-  /** Cents of a captured transaction that chargebacks took back (recorded by settlement). */
-  async chargedBackOf(id: string): Promise<number> {
-    const rows: { charged_back: string }[] = await this.db.query('SELECT charged_back FROM settlements WHERE transaction_id = $1', [id]);
-    return rows[0] ? Number(rows[0].charged_back) : 0;
+  /**
+   * One page (keyset on id) of decided transactions for acquirer:reconcile, optionally of one
+   * merchant and changed since a time, with the time the operation holding one claimed it.
+   */
+  async pageForReconciliation(after: string, limit: number, scope: { merchantId?: string; since?: Date }): Promise<ReconciliationRow[]> {
+    return this.db.query(
+      `SELECT t.id, t.merchant_id, t.status, t.captured_amount, t.cancelled_amount, t.processor->>'tid' AS tid, o.created_at AS held_since
+       FROM transactions t LEFT JOIN transaction_operations o ON o.id = t.pending_operation_id
+       WHERE t.id > $1 AND t.status <> 0 AND ($2::uuid IS NULL OR t.merchant_id = $2) AND ($3::timestamptz IS NULL OR t.updated_at >= $3)
+       ORDER BY t.id LIMIT $4`,
+      [after, scope.merchantId ?? null, scope.since ?? null, limit],
+    );
   }
 
   /** Sales still at status 0 after `olderThanS` seconds, oldest first (for the reconciler). */
   findStalePending(olderThanS: number, limit: number): Promise<TransactionRow[]> {
     return this.db.query(
-      `SELECT * FROM transactions WHERE status = 0 AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+      `SELECT ${ROW_COLUMNS} FROM transactions WHERE status = 0 AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
       [olderThanS, limit],
     );
   }
@@ -218,18 +245,7 @@ export class TransactionsRepository {
    * is what Postgres now holds, so the events can be built from it before the write.
    */
   async transition(row: TransactionRow, change: Transition, events: (next: TransactionRow) => OutboxEvent[]): Promise<TransactionRow | undefined> {
-    const next: TransactionRow = {
-      ...row,
-      status: change.status,
-      status_version: row.status_version + 1,
-      captured_amount: change.capturedAmount !== undefined ? String(change.capturedAmount) : row.captured_amount,
-      cancelled_amount: change.cancelledAmount !== undefined ? String(change.cancelledAmount) : row.cancelled_amount,
-      error_code: change.errorCode ?? row.error_code,
-      processor: { ...row.processor, ...change.processor },
-      token_card: change.tokenCard ?? row.token_card,
-      masked_card: change.maskedCard ?? row.masked_card,
-      brand: change.brand ?? row.brand,
-    };
+    const next = changedRow(row, change);
     return (await this.transitionOne({ row, change, out: events(next) })) ? next : undefined;
   }
 
@@ -276,6 +292,22 @@ export class TransactionsRepository {
   }
 
 
+}
+
+/** The row as it is after `change` (status_version one up); nothing else is touched. */
+export function changedRow(row: TransactionRow, change: Transition): TransactionRow {
+  return {
+    ...row,
+    status: change.status,
+    status_version: row.status_version + 1,
+    captured_amount: change.capturedAmount !== undefined ? String(change.capturedAmount) : row.captured_amount,
+    cancelled_amount: change.cancelledAmount !== undefined ? String(change.cancelledAmount) : row.cancelled_amount,
+    error_code: change.errorCode ?? row.error_code,
+    processor: { ...row.processor, ...change.processor },
+    token_card: change.tokenCard ?? row.token_card,
+    masked_card: change.maskedCard ?? row.masked_card,
+    brand: change.brand ?? row.brand,
+  };
 }
 
 export function toTransactionView(row: TransactionRow): TransactionView {

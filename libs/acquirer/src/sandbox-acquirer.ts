@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { maskPan } from '@app/card';
-import { AcquirerConnector, AcquirerResult, AuthorizeCommand, FollowUpCommand } from './acquirer.connector';
+import { AcquirerBook, AcquirerConnector, AcquirerResult, AuthorizeCommand, FollowUpCommand } from './acquirer.connector';
 import { SandboxCallLog } from './sandbox-call-log';
 
 const BY_LAST_DIGIT: Record<string, { outcome: AcquirerResult['outcome']; returnCode: string; returnMessage: string; slow?: true }> = {
@@ -24,12 +24,12 @@ const BY_LAST_DIGIT: Record<string, { outcome: AcquirerResult['outcome']; return
 export class SandboxAcquirer implements AcquirerConnector {
   constructor(
     private readonly log: SandboxCallLog,
-    private readonly opts: { slowApprovalMs: number },
+    private readonly opts: { slowApprovalMs: number; /** A capture's or cancel's network time, half before and half after it acts. */ followUpLatencyMs?: number },
   ) {}
 
   async authorize(cmd: AuthorizeCommand): Promise<AcquirerResult> {
     const rule = BY_LAST_DIGIT[cmd.pan.slice(-1)];
-    if (rule.slow) await new Promise((r) => setTimeout(r, this.opts.slowApprovalMs));
+    if (rule.slow) await sleep(this.opts.slowApprovalMs);
     const result: AcquirerResult = {
       outcome: rule.outcome,
       returnCode: rule.returnCode,
@@ -39,15 +39,24 @@ export class SandboxAcquirer implements AcquirerConnector {
       nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0'),
     };
     // Recorded (once per operation key) before it is answered; a repeat gets the first answer.
-    return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'authorize', maskedPan: maskPan(cmd.pan), amount: cmd.amount, tid: result.tid, result });
+    return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'authorize', capture: cmd.capture, maskedPan: maskPan(cmd.pan), amount: cmd.amount, tid: result.tid, result });
   }
 
   capture(cmd: FollowUpCommand): Promise<AcquirerResult> {
-    return this.followUp('capture', cmd);
+    return this.withLatency(() => this.followUp('capture', cmd));
   }
 
   cancel(cmd: FollowUpCommand): Promise<AcquirerResult> {
-    return this.followUp('cancel', cmd);
+    return this.withLatency(() => this.followUp('cancel', cmd));
+  }
+
+  /** Like a remote acquirer, the call may be lost on the way there or its answer on the way back. */
+  private async withLatency<T>(call: () => Promise<T>): Promise<T> {
+    const half = (this.opts.followUpLatencyMs ?? 0) / 2;
+    if (half) await sleep(half);
+    const result = await call();
+    if (half) await sleep(half);
+    return result;
   }
 
   /** Undoes an authorization whose outcome was unknown; accepted for any tid the sandbox issued. */
@@ -60,6 +69,16 @@ export class SandboxAcquirer implements AcquirerConnector {
     return (await this.log.find(operationKey))?.result;
   }
 
+  async fence(operationKey: string, kind: 'capture' | 'cancel'): Promise<AcquirerResult> {
+    // First call under a key wins: a call that landed before stands, otherwise this refusal does.
+    const refused: AcquirerResult = { outcome: 'declined', returnCode: 'VD', returnMessage: 'Voided: the gateway never recorded this operation', tid: '', nsu: '' };
+    return this.log.recordOnce({ operationKey, kind, result: refused });
+  }
+
+  books(tids: readonly string[]): Promise<Map<string, AcquirerBook>> {
+    return this.log.books(tids);
+  }
+
   private async followUp(kind: 'capture' | 'cancel', cmd: FollowUpCommand): Promise<AcquirerResult> {
     const known = await this.log.recordRepeat({ operationKey: cmd.operationKey, kind, amount: cmd.amount });
     if (known) return known.result;
@@ -70,3 +89,5 @@ export class SandboxAcquirer implements AcquirerConnector {
     return this.log.recordOnce({ operationKey: cmd.operationKey, kind, amount: cmd.amount, tid: cmd.tid, result });
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

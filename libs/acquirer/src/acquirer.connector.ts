@@ -47,6 +47,25 @@ export interface AcquirerConnector {
    * merchant's order key); undefined when it never reached them. Never acts.
    */
   inquire(operationKey: string): Promise<AcquirerResult | undefined>;
+  /**
+   * Settles what became of a capture or cancel whose answer was lost (a crash, a timeout): the
+   * result that stands for the key. If the call never reached the acquirer, the key is closed as
+   * refused first, so the call can no longer act should it arrive late (acquirers void by order
+   * key). After this, the gateway can record the answer as final.
+   */
+  fence(operationKey: string, kind: 'capture' | 'cancel'): Promise<AcquirerResult>;
+  /** What the acquirer's own books say of these authorizations (by tid): reconciliation's other side. */
+  books(tids: readonly string[]): Promise<Map<string, AcquirerBook>>;
+}
+
+/** One authorization as the acquirer's report or settlement file has it. */
+export interface AcquirerBook {
+  tid: string;
+  /** Approved and not reversed. */
+  approved: boolean;
+  /** Cents captured (a sale's authorization captures its amount) and cancelled, in total. */
+  captured: number;
+  cancelled: number;
 }
 
 export const ACQUIRER_CONNECTOR = Symbol('ACQUIRER_CONNECTOR');

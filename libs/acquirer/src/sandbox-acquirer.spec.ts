@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { withLastDigit, TEST_CARDS } from '@app/card';
-import { AcquirerResult } from './acquirer.connector';
+import { AcquirerBook, AcquirerResult } from './acquirer.connector';
 import { SandboxAcquirer } from './sandbox-acquirer';
 import { SandboxCall, SandboxCallLog } from './sandbox-call-log';
 
@@ -24,6 +24,9 @@ class MemoryCallLog implements SandboxCallLog {
   }
   async findApprovedAuthorization(tid: string) {
     return this.calls.find((c) => c.kind === 'authorize' && c.tid === tid && c.result.outcome === 'approved');
+  }
+  async books(): Promise<Map<string, AcquirerBook>> {
+    return new Map();
   }
 }
 
@@ -75,6 +78,15 @@ describe('sandbox acquirer', () => {
     expect((await sandbox.capture({ operationKey: 'c1', tid: ok.tid, amount: 500 })).outcome).toBe('approved');
     expect((await sandbox.cancel({ operationKey: 'x1', tid: ok.tid, amount: 500 })).outcome).toBe('approved');
     expect((await sandbox.capture({ operationKey: 'c2', tid: 'unknown', amount: 500 })).outcome).toBe('declined');
+  });
+
+  it('fences a key it never received (a late call under it acts on nothing) and leaves one it did as it was', async () => {
+    const ok = await sandbox.authorize(command(withLastDigit(TEST_CARDS.visa, 1)));
+    expect(await sandbox.fence('lost-1', 'cancel')).toMatchObject({ outcome: 'declined', returnCode: 'VD' });
+    expect(await sandbox.cancel({ operationKey: 'lost-1', tid: ok.tid, amount: 500 })).toMatchObject({ outcome: 'declined', returnCode: 'VD' });
+    const done = await sandbox.capture({ operationKey: 'done-1', tid: ok.tid, amount: 500 });
+    expect(await sandbox.fence('done-1', 'capture')).toEqual(done);
+    expect(log.calls.filter((c) => c.result.outcome === 'approved' && c.kind !== 'authorize').map((c) => c.operationKey)).toEqual(['done-1']);
   });
 
   it('never records more of a card number than its first 6 and last 4 digits', async () => {

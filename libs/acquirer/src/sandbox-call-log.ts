@@ -2,11 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { columns, preparedStatement, statementBatcher } from '@app/persistence';
-import type { AcquirerResult } from './acquirer.connector';
+import type { AcquirerBook, AcquirerResult } from './acquirer.connector';
 
 export interface SandboxCall {
   operationKey: string;
   kind: 'authorize' | 'capture' | 'cancel' | 'reverse';
+  /** An authorization that also captured (a sale). */
+  capture?: boolean;
   maskedPan?: string;
   amount?: number;
   tid?: string;
@@ -24,12 +26,14 @@ export interface SandboxCallLog {
   recordRepeat(call: Pick<SandboxCall, 'operationKey' | 'kind' | 'maskedPan' | 'amount'>): Promise<SandboxCall | undefined>;
   find(operationKey: string): Promise<SandboxCall | undefined>;
   findApprovedAuthorization(tid: string): Promise<SandboxCall | undefined>;
+  /** The sandbox's books per authorization: what its first calls did (repeats and refusals act on nothing). */
+  books(tids: readonly string[]): Promise<Map<string, AcquirerBook>>;
 }
 
 const RECORD_FIRST_CALLS = preparedStatement<{ operation_key: string; result: AcquirerResult }>(
   'sandbox_calls_record_first',
-  `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result)
-   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[])
+  `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result, capture)
+   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[], $7::boolean[])
    ON CONFLICT (operation_key) WHERE NOT repeat DO NOTHING RETURNING operation_key, result`,
 );
 
@@ -61,6 +65,7 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
         (c) => c.amount ?? null,
         (c) => c.tid ?? c.result.tid ?? null,
         (c) => JSON.stringify(c.result),
+        (c) => c.capture ?? false,
       ),
     );
     const first = new Map(inserted.map((r) => [r.operation_key, r.result]));
@@ -96,6 +101,20 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
       await this.db.query('SELECT operation_key, kind, masked_pan, amount, tid, result FROM sandbox_calls WHERE operation_key = $1 AND NOT repeat', [operationKey]);
     const r = rows[0];
     return r && { operationKey: r.operation_key, kind: r.kind, maskedPan: r.masked_pan ?? undefined, amount: r.amount === null ? undefined : Number(r.amount), tid: r.tid ?? undefined, result: r.result };
+  }
+
+  async books(tids: readonly string[]): Promise<Map<string, AcquirerBook>> {
+    const rows: { tid: string; approved: boolean; captured: string; cancelled: string }[] = await this.db.query(
+      `SELECT tid,
+         bool_or(kind = 'authorize' AND approved) AND NOT bool_or(kind = 'reverse') AS approved,
+         CASE WHEN bool_or(kind = 'reverse') THEN 0
+              ELSE COALESCE(SUM(amount) FILTER (WHERE approved AND (kind = 'capture' OR (kind = 'authorize' AND capture))), 0) END AS captured,
+         COALESCE(SUM(amount) FILTER (WHERE approved AND kind = 'cancel'), 0) AS cancelled
+       FROM (SELECT tid, kind, capture, amount, result->>'outcome' = 'approved' AS approved FROM sandbox_calls WHERE NOT repeat AND tid = ANY($1)) c
+       GROUP BY tid`,
+      [tids],
+    );
+    return new Map(rows.map((r) => [r.tid, { tid: r.tid, approved: r.approved, captured: Number(r.captured), cancelled: Number(r.cancelled) }]));
   }
 
   async findApprovedAuthorization(tid: string): Promise<SandboxCall | undefined> {

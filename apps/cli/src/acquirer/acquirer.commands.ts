@@ -1,0 +1,63 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandRunner, Option } from 'nest-commander';
+import { ACQUIRER_CONNECTOR, AcquirerConnector, differencesOf, ReconcileDifference } from '@app/acquirer';
+import { TransactionsRepository } from '@app/persistence';
+import { CliError, printJson } from '../output';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PAGE = 1000;
+
+@Command({
+  name: 'acquirer:reconcile',
+  description: "Compare every decided transaction's status, captured and cancelled amounts with the acquirer's books; print each difference as JSON, exit 1 on any",
+})
+export class AcquirerReconcileCommand extends CommandRunner {
+  constructor(
+    private readonly transactions: TransactionsRepository,
+    @Inject(ACQUIRER_CONNECTOR) private readonly acquirer: AcquirerConnector,
+  ) {
+    super();
+  }
+
+  async run(_args: string[], o: { merchant?: string; since?: string; heldGraceS?: string }): Promise<void> {
+    if (o.merchant !== undefined && !UUID.test(o.merchant)) throw new CliError('--merchant must be a merchant id (a UUID)');
+    const since = o.since === undefined ? undefined : new Date(o.since);
+    if (since && Number.isNaN(since.getTime())) throw new CliError('--since must be an ISO 8601 time, e.g. 2026-11-23T00:00:00Z');
+    if (o.heldGraceS !== undefined && !/^\d{1,6}$/.test(o.heldGraceS)) throw new CliError('--held-grace-s must be whole seconds');
+    const heldGraceMs = Number(o.heldGraceS ?? 120) * 1000;
+    const now = new Date();
+    const differences: ReconcileDifference[] = [];
+    let transactions = 0;
+    for (let after = '00000000-0000-0000-0000-000000000000'; ; ) {
+      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId: o.merchant?.toLowerCase(), since });
+      if (!page.length) break;
+      after = page[page.length - 1].id;
+      transactions += page.length;
+      const books = await this.acquirer.books(page.flatMap((t) => (t.tid ? [t.tid] : [])));
+      for (const t of page) {
+        const recorded = {
+          id: t.id, merchantId: t.merchant_id, tid: t.tid ?? undefined, status: t.status,
+          captured: Number(t.captured_amount), cancelled: Number(t.cancelled_amount), heldSince: t.held_since ?? undefined,
+        };
+        differences.push(...differencesOf(recorded, t.tid ? books.get(t.tid) : undefined, now, heldGraceMs));
+      }
+    }
+    printJson({ transactions, differences });
+    if (differences.length) throw new CliError(`${differences.length} difference(s) between the gateway and the acquirer`);
+  }
+
+  @Option({ flags: '--merchant <id>', description: 'only this merchant (default: every transaction)' })
+  parseMerchant(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--since <time>', description: 'only transactions changed since this ISO 8601 time' })
+  parseSince(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--held-grace-s <seconds>', description: 'a transaction held by an operation for less than this is not compared yet (default 120)' })
+  parseHeldGrace(v: string): string {
+    return v;
+  }
+}

@@ -1,0 +1,4 @@
+export * from './acquirer.connector';
+export * from './sandbox-acquirer';
+export * from './sandbox-call-log';
+export * from './reconcile';
