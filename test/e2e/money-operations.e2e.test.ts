@@ -147,6 +147,16 @@ describe('money operations under concurrency', () => {
     await expectAgreement(id, { captures: 0, cancels: 1 });
   });
 
+  it('an Idempotency-Key used again, once its replay record is gone, for another request is that other request', async () => {
+    const [a, b] = [await start('sale', 10_000), await start('sale', 10_000)];
+    expect((await receiver('cancel', { transactionId: a, amount: 700 }, { 'idempotency-key': `reused-${a}` })).json.processor.cancelledAmount).toBe('700');
+    await db.query(`DELETE FROM idempotency_keys WHERE key = $1`, [`reused-${a}`]);
+    const other = await receiver('cancel', { transactionId: b, amount: 900 }, { 'idempotency-key': `reused-${a}` });
+    expect(other.json).toMatchObject({ transactionId: b, processor: { cancelledAmount: '900' } });
+    await expectAgreement(a, { captures: 0, cancels: 1 });
+    await expectAgreement(b, { captures: 0, cancels: 1 });
+  });
+
   describe('claims a stopped worker left behind', () => {
     /** A claim as a worker SIGKILLed between its claim and its outcome leaves it. */
     async function leaveClaim(id: string, kind: 'capture' | 'cancel', amount: number): Promise<string> {

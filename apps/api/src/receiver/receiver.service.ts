@@ -115,21 +115,23 @@ export class ReceiverService {
       const row = await this.transactions.findByMerchantAndId(merchantId, req.transactionId.toLowerCase());
       if (row) this.terms.checkCapture(merchantId, (row.details as { terms?: SettlementTerms }).terms, req.amount);
     }
-    return lastValueFrom(this.client.send<TransactionView, CaptureRequest>(Patterns.CardCapture, this.operation(merchantId, req, idempotencyKey)));
+    return lastValueFrom(this.client.send<TransactionView, CaptureRequest>(Patterns.CardCapture, this.operation('capture', merchantId, req, idempotencyKey)));
   }
 
   cancel(merchantId: string, req: OperationInput, idempotencyKey?: string): Promise<TransactionView> {
-    return lastValueFrom(this.client.send<TransactionView, CancelRequest>(Patterns.CardCancel, this.operation(merchantId, req, idempotencyKey)));
+    return lastValueFrom(this.client.send<TransactionView, CancelRequest>(Patterns.CardCancel, this.operation('cancel', merchantId, req, idempotencyKey)));
   }
 
   /**
-   * A capture or cancel as the tokenizer takes it. A retry with the same Idempotency-Key is the
-   * same operation (the same id), so one that was applied after its first answer was lost is never
-   * applied again. The tokenizer does not start it after the reply wait ends (the answer then is a
+   * A capture or cancel as the tokenizer takes it. A retry with the same Idempotency-Key and the
+   * same request (operation, transaction, amount) is the same operation (the same id), so one that
+   * was applied after its first answer was lost is never applied again, even past the key's 24 h
+   * replay window. The tokenizer does not start it after the reply wait ends (the answer then is a
    * 503 "retry"), so no change happens that nobody was told of.
    */
-  private operation(merchantId: string, req: OperationInput, idempotencyKey?: string): CaptureRequest {
-    const operationId = idempotencyKey === undefined ? randomUUID() : uuidFromHash(createHash('sha256').update(`operation\0${merchantId}\0${idempotencyKey}`).digest());
+  private operation(kind: 'capture' | 'cancel', merchantId: string, req: OperationInput, idempotencyKey?: string): CaptureRequest {
+    const request = [kind, merchantId, req.transactionId.toLowerCase(), req.amount ?? 'full', idempotencyKey].join('\0');
+    const operationId = idempotencyKey === undefined ? randomUUID() : uuidFromHash(createHash('sha256').update(request).digest());
     return { ...req, merchantId, operationId, notAfter: Date.now() + this.config.replyTimeoutMs - REPLY_MARGIN_MS };
   }
 
