@@ -16,7 +16,7 @@ describe('money operations survive a tokenizer crash', () => {
 
   beforeAll(async () => {
     stack = await startStack(
-      { CLAIM_STALE_AFTER_S: '3', SALE_RECONCILE_INTERVAL_MS: '500', REPLY_TIMEOUT_MS: '6000', OPERATION_WAIT_MS: '4000' },
+      { CLAIM_STALE_AFTER_S: '3', ACQUIRER_TIMEOUT_MS: '700', SALE_RECONCILE_INTERVAL_MS: '500', REPLY_TIMEOUT_MS: '6000', OPERATION_WAIT_MS: '4000' },
       { envFor: { tokenizer: { SANDBOX_FOLLOW_UP_LATENCY_MS: '300' } } },
     );
     shop = await createMerchant('money crash shop');

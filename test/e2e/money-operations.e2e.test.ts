@@ -19,7 +19,7 @@ describe('money operations under concurrency', () => {
 
   beforeAll(async () => {
     // Claims of a stopped worker are settled within seconds here (production: a minute).
-    stack = await startStack({ CLAIM_STALE_AFTER_S: '5', SALE_RECONCILE_INTERVAL_MS: '500', OPERATION_WAIT_MS: '2500' });
+    stack = await startStack({ CLAIM_STALE_AFTER_S: '5', ACQUIRER_TIMEOUT_MS: '1000', SALE_RECONCILE_INTERVAL_MS: '500', OPERATION_WAIT_MS: '2500' });
     shop = await createMerchant('money race shop');
     receiver = receiverOf(stack.baseUrl, shop);
     db = await MoneyDb.connect();
@@ -135,6 +135,24 @@ describe('money operations under concurrency', () => {
     }
   });
 
+  it('a flood of operations on one transaction neither starves another transaction nor applies what it refused', async () => {
+    const [crowded, quiet] = [await start('sale', 100_000), await start('sale', 10_000)];
+    const flood = Promise.all(Array.from({ length: 60 }, () => receiver('cancel', { transactionId: crowded, amount: 1 })));
+    await new Promise((r) => setTimeout(r, 20));
+    const startedAt = Date.now();
+    const other = await receiver('cancel', { transactionId: quiet, amount: 100 });
+    const tookMs = Date.now() - startedAt;
+    expect(other.json.processor.cancelledAmount).toBe('100');
+    const answers = await flood;
+    // Past the queue a transaction may have in a process (OPERATION_QUEUE_PER_TRANSACTION, 32), 038 at once.
+    expect(answers.every((a) => a.status === 200 || (a.status === 409 && a.json.result.error.code === '038'))).toBe(true);
+    const ok = answers.filter((a) => a.status === 200).length;
+    expect(ok).toBeGreaterThanOrEqual(33);
+    expect(await db.recorded(crowded)).toMatchObject({ cancelled: ok });
+    await expectAgreement(crowded, { captures: 0, cancels: ok });
+    expect(tookMs).toBeLessThan(2_000);
+  });
+
   it('a retry with the same Idempotency-Key after a lost answer completes the same operation instead of repeating it', async () => {
     const id = await start('sale', 10_000);
     const first = await receiver('cancel', { transactionId: id, amount: 1_000 }, { 'idempotency-key': `retry-${id}` });
@@ -210,10 +228,13 @@ describe('money operations under concurrency', () => {
     const auth = await receiverOf(stack.baseUrl, tampered)('authorize', saleBody(5_000));
     const id: string = auth.json.transactionId;
     const tid = (await db.recorded(id)).tid;
+    // The gateway last changed the transaction before --since; only the acquirer acted after it.
+    await new Promise((r) => setTimeout(r, 50));
+    const since = new Date().toISOString();
     await db.query(`INSERT INTO sandbox_calls (operation_key, kind, amount, tid, result) VALUES ($1, 'capture', 300, $2, $3)`, [
       `capture-${randomUUID()}`, tid, JSON.stringify({ outcome: 'approved', returnCode: '00', returnMessage: 'Captured', tid, nsu: '2' }),
     ]);
-    const run = await runCliRaw<Json>(['acquirer:reconcile', '--merchant', tampered.merchantId, '--since', new Date(Date.now() - 60_000).toISOString()]);
+    const run = await runCliRaw<Json>(['acquirer:reconcile', '--merchant', tampered.merchantId, '--since', since]);
     expect(run.code).toBe(1);
     expect(run.json?.differences).toEqual([{ transactionId: id.toUpperCase(), merchantId: tampered.merchantId.toLowerCase(), check: 'captured', gateway: 0, acquirer: 300 }]);
     await expect(runCli(['acquirer:reconcile', '--merchant', 'not-a-merchant'])).rejects.toThrow('--merchant must be a merchant id');

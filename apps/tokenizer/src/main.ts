@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { WorkerPatterns } from '@app/contracts';
+import { Patterns, WorkerPatterns } from '@app/contracts';
 import { bootWorker, exitOnBootFailure } from '@app/platform';
 import { loadTokenizerConfig } from './config/tokenizer.config';
 import { TokenizerModule } from './tokenizer.module';
@@ -13,6 +13,9 @@ async function main(): Promise<void> {
     healthPort: config.healthPort,
     requiredPatterns: WorkerPatterns.tokenizer,
     defaultConcurrency: config.concurrency,
+    // A capture or cancel waiting its turn on a busy transaction holds its job slot while it waits
+    // (a promise, no connection): more slots, so one crowded transaction cannot stall the others.
+    concurrency: { [Patterns.CardCapture]: config.operationConcurrency, [Patterns.CardCancel]: config.operationConcurrency },
   });
 }
 

@@ -35,6 +35,8 @@ export interface AcquirerResult {
   authorizationCode?: string;
   tid: string;
   nsu: string;
+  /** Set by `fence` only: the acquirer never received the operation, and its key is closed. */
+  voided?: true;
 }
 
 export interface AcquirerConnector {
@@ -56,6 +58,8 @@ export interface AcquirerConnector {
   fence(operationKey: string, kind: 'capture' | 'cancel'): Promise<AcquirerResult>;
   /** What the acquirer's own books say of these authorizations (by tid): reconciliation's other side. */
   books(tids: readonly string[]): Promise<Map<string, AcquirerBook>>;
+  /** The authorizations (tids) the acquirer did anything with since a time, whatever the gateway recorded. */
+  touchedSince(since: Date): Promise<string[]>;
 }
 
 /** One authorization as the acquirer's report or settlement file has it. */

@@ -28,6 +28,9 @@ class MemoryCallLog implements SandboxCallLog {
   async books(): Promise<Map<string, AcquirerBook>> {
     return new Map();
   }
+  async touchedSince(): Promise<string[]> {
+    return [];
+  }
 }
 
 const command = (pan: string, operationKey = `tx-${pan.slice(-1)}`) => ({
@@ -82,8 +85,8 @@ describe('sandbox acquirer', () => {
 
   it('fences a key it never received (a late call under it acts on nothing) and leaves one it did as it was', async () => {
     const ok = await sandbox.authorize(command(withLastDigit(TEST_CARDS.visa, 1)));
-    expect(await sandbox.fence('lost-1', 'cancel')).toMatchObject({ outcome: 'declined', returnCode: 'VD' });
-    expect(await sandbox.cancel({ operationKey: 'lost-1', tid: ok.tid, amount: 500 })).toMatchObject({ outcome: 'declined', returnCode: 'VD' });
+    expect(await sandbox.fence('lost-1', 'cancel')).toMatchObject({ outcome: 'declined', voided: true });
+    expect(await sandbox.cancel({ operationKey: 'lost-1', tid: ok.tid, amount: 500 })).toMatchObject({ outcome: 'declined', voided: true });
     const done = await sandbox.capture({ operationKey: 'done-1', tid: ok.tid, amount: 500 });
     expect(await sandbox.fence('done-1', 'capture')).toEqual(done);
     expect(log.calls.filter((c) => c.result.outcome === 'approved' && c.kind !== 'authorize').map((c) => c.operationKey)).toEqual(['done-1']);

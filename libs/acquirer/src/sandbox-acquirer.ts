@@ -71,12 +71,16 @@ export class SandboxAcquirer implements AcquirerConnector {
 
   async fence(operationKey: string, kind: 'capture' | 'cancel'): Promise<AcquirerResult> {
     // First call under a key wins: a call that landed before stands, otherwise this refusal does.
-    const refused: AcquirerResult = { outcome: 'declined', returnCode: 'VD', returnMessage: 'Voided: the gateway never recorded this operation', tid: '', nsu: '' };
+    const refused: AcquirerResult = { outcome: 'declined', returnCode: 'VD', returnMessage: 'Voided: never received before the gateway closed its key', tid: '', nsu: '', voided: true };
     return this.log.recordOnce({ operationKey, kind, result: refused });
   }
 
   books(tids: readonly string[]): Promise<Map<string, AcquirerBook>> {
     return this.log.books(tids);
+  }
+
+  touchedSince(since: Date): Promise<string[]> {
+    return this.log.touchedSince(since);
   }
 
   private async followUp(kind: 'capture' | 'cancel', cmd: FollowUpCommand): Promise<AcquirerResult> {

@@ -28,6 +28,7 @@ export interface SandboxCallLog {
   findApprovedAuthorization(tid: string): Promise<SandboxCall | undefined>;
   /** The sandbox's books per authorization: what its first calls did (repeats and refusals act on nothing). */
   books(tids: readonly string[]): Promise<Map<string, AcquirerBook>>;
+  touchedSince(since: Date): Promise<string[]>;
 }
 
 const RECORD_FIRST_CALLS = preparedStatement<{ operation_key: string; result: AcquirerResult }>(
@@ -115,6 +116,11 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
       [tids],
     );
     return new Map(rows.map((r) => [r.tid, { tid: r.tid, approved: r.approved, captured: Number(r.captured), cancelled: Number(r.cancelled) }]));
+  }
+
+  async touchedSince(since: Date): Promise<string[]> {
+    const rows: { tid: string }[] = await this.db.query(`SELECT DISTINCT tid FROM sandbox_calls WHERE created_at >= $1 AND tid IS NOT NULL AND tid <> ''`, [since]);
+    return rows.map((r) => r.tid);
   }
 
   async findApprovedAuthorization(tid: string): Promise<SandboxCall | undefined> {

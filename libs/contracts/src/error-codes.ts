@@ -39,7 +39,7 @@ export const ErrorCodeDescriptions: Record<ErrorCode, string> = {
   '035': 'Transaction not found.',
   '036': 'The transaction is already captured.',
   '037': 'The transaction is not in a state that allows this operation.',
-  '038': 'Another capture or cancel of this transaction was still in progress when the wait ended; nothing was done. Safe to retry, with the same Idempotency-Key.',
+  '038': 'The capture or cancel could not start in time (another one on the transaction was still in progress, or the gateway was busy); nothing was done. Safe to retry, with the same Idempotency-Key.',
   '040': 'Token not found.',
   '100': 'The acquirer did not answer in time; the authorization was reversed.',
   '101': 'The sale was not completed: its authorization request was lost before a decision; any authorization was reversed.',

@@ -31,7 +31,8 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     host: r.str('HOST', '127.0.0.1'),
     port: r.int('PORT', 3000, 0, 65535),
     transitKeys: (transitSpec && r.parse('TRANSIT_KEYS', () => parseKeyring(transitSpec, 'TRANSIT_KEYS'))) as Keyring,
-    replyTimeoutMs: r.int('REPLY_TIMEOUT_MS', 10_000, 1, 120_000),
+    // A capture or cancel keeps part of it for its reply's trip back (ReceiverService), so not too short.
+    replyTimeoutMs: r.int('REPLY_TIMEOUT_MS', 10_000, 1_000, 120_000),
     merchantCacheMs: r.int('MERCHANT_CACHE_MS', 5_000, 0, 600_000),
     saleSyncWaitMs: r.int('SALE_SYNC_WAIT_MS', 10_000, 0, 120_000),
     dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),

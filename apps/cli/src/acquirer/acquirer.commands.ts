@@ -26,10 +26,12 @@ export class AcquirerReconcileCommand extends CommandRunner {
     if (o.heldGraceS !== undefined && !/^\d{1,6}$/.test(o.heldGraceS)) throw new CliError('--held-grace-s must be whole seconds');
     const heldGraceMs = Number(o.heldGraceS ?? 120) * 1000;
     const now = new Date();
+    // Changed since, on either side: a stray acquirer operation on a transaction the gateway left alone counts too.
+    const alsoTids = since ? await this.acquirer.touchedSince(since) : undefined;
     const differences: ReconcileDifference[] = [];
     let transactions = 0;
     for (let after = '00000000-0000-0000-0000-000000000000'; ; ) {
-      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId: o.merchant?.toLowerCase(), since });
+      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId: o.merchant?.toLowerCase(), since, alsoTids });
       if (!page.length) break;
       after = page[page.length - 1].id;
       transactions += page.length;
@@ -51,7 +53,7 @@ export class AcquirerReconcileCommand extends CommandRunner {
     return v;
   }
 
-  @Option({ flags: '--since <time>', description: 'only transactions changed since this ISO 8601 time' })
+  @Option({ flags: '--since <time>', description: 'only transactions changed since this ISO 8601 time, by the gateway or by the acquirer' })
   parseSince(v: string): string {
     return v;
   }

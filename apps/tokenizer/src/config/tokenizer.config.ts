@@ -30,6 +30,12 @@ export class TokenizerConfig {
   operationWaitMs: number;
   /** A claim this old is a dead worker's: the reconciler settles it with the acquirer. */
   claimStaleAfterS: number;
+  /** The longest a capture or cancel call to the acquirer may take before its answer counts as lost. */
+  acquirerTimeoutMs: number;
+  /** Captures (and cancels) in flight per process, most of them waiting their turn on a busy transaction. */
+  operationConcurrency: number;
+  /** Of those, the most that may wait on one transaction; more get 038 at once. */
+  operationQueuePerTransaction: number;
 }
 
 export function readVaultKeys(r: EnvReader, base: BaseConfig): VaultKeys {
@@ -60,7 +66,15 @@ export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): Token
     operationWaitMs: r.int('OPERATION_WAIT_MS', 5_000, 1, 60_000),
     // Far above one acquirer call: a live holder has finished or given up long before.
     claimStaleAfterS: r.int('CLAIM_STALE_AFTER_S', 60, 1, 86_400),
+    acquirerTimeoutMs: r.int('ACQUIRER_TIMEOUT_MS', 3_000, 100, 60_000),
+    operationConcurrency: r.int('OPERATION_CONCURRENCY', 128, 1, 10_000),
+    operationQueuePerTransaction: r.int('OPERATION_QUEUE_PER_TRANSACTION', 32, 1, 10_000),
   };
+  // A holder must be done (its acquirer call and, if lost, the fence) long before the reconciler
+  // takes its claim for a dead worker's.
+  if (cfg.claimStaleAfterS * 1000 < 4 * cfg.acquirerTimeoutMs) {
+    r.problem(`CLAIM_STALE_AFTER_S (${cfg.claimStaleAfterS}) must be at least 4 × ACQUIRER_TIMEOUT_MS (${cfg.acquirerTimeoutMs} ms)`);
+  }
   r.done('tokenizer');
   return cfg;
 }

@@ -43,7 +43,7 @@ const S = TransactionStatus;
 @Injectable()
 export class PaymentsService {
   /** Operations on one transaction take turns in this process; the claim orders them across processes. */
-  private readonly turns = new AsyncLock({ maxPending: 10_000 });
+  private readonly turns: AsyncLock;
 
   constructor(
     private readonly transactions: TransactionsRepository,
@@ -52,7 +52,14 @@ export class PaymentsService {
     private readonly relay: OutboxRelay,
     private readonly config: TokenizerConfig,
     @Inject(ACQUIRER_CONNECTOR) private readonly acquirer: AcquirerConnector,
-  ) {}
+  ) {
+    this.turns = new AsyncLock({
+      maxPending: config.operationQueuePerTransaction,
+      // A turn that hangs (a statement stuck) gives the transaction back to the others: the claim
+      // in Postgres still keeps them from acting on it until it is settled.
+      maxExecutionTime: config.operationWaitMs + 4 * config.acquirerTimeoutMs,
+    });
+  }
 
   /**
    * `firstDelivery`: the message was never handed out before, so the sale it carries, as the API
@@ -134,12 +141,17 @@ export class PaymentsService {
    * to the acquirer. A request seen before (a redelivered job, a retry with the same
    * Idempotency-Key) is answered from its recorded outcome, or completed if it is still open.
    */
-  private operate(kind: OperationKind, req: CaptureRequest): Promise<TransactionView> {
-    const deadline = Math.min(Date.now() + this.config.operationWaitMs, req.notAfter ?? Infinity);
+  private operate(kind: OperationKind, given: CaptureRequest): Promise<TransactionView> {
+    // A job queued by an API that predates operation ids is a request of its own.
+    const req = { ...given, operationId: given.operationId ?? randomUUID() };
+    // Started no later than the acquirer call can still finish before the API stops waiting.
+    const deadline = Math.min(Date.now() + this.config.operationWaitMs, (req.notAfter ?? Infinity) - this.config.acquirerTimeoutMs);
     const wait = deadline - Date.now();
-    if (wait <= 0) return Promise.reject(busy());
+    if (wait <= 0) return Promise.reject(lateStart());
     return this.turns.acquire(req.transactionId.toLowerCase(), () => this.operateInTurn(kind, req, deadline), { timeout: wait }).catch((e: Error) => {
-      if (!(e instanceof DomainError) && e.message.startsWith('async-lock timed out')) throw busy();
+      if (e instanceof DomainError) throw e;
+      if (e.message.startsWith('async-lock timed out') || e.message.startsWith('Too many pending tasks')) throw busy();
+      if (e.message.startsWith('Maximum execution time')) throw unavailable('The operation did not finish in time; retry with the same Idempotency-Key.');
       throw e;
     });
   }
@@ -147,10 +159,16 @@ export class PaymentsService {
   private async operateInTurn(kind: OperationKind, req: CaptureRequest, deadline: number): Promise<TransactionView> {
     for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
       const known = await this.operations.findByRequest(req.operationId);
-      if (known) return this.answerKnown(known);
+      if (known) {
+        // The same id for another request can only be a collision or a forged job: never its answer.
+        if (known.kind !== kind || known.transaction_id !== req.transactionId.toLowerCase() || (req.amount !== undefined && Number(known.amount) !== req.amount)) {
+          throw new DomainError('conflict', ErrorCodes.IdempotencyConflict, 'This Idempotency-Key was already used for another operation.', 'Idempotency-Key');
+        }
+        return this.answerKnown(known);
+      }
       const row = await this.operations.current(req.merchantId, req.transactionId);
       if (!row) throw notFound();
-      if (Date.now() >= deadline) throw busy();
+      if (Date.now() >= deadline) throw row.pending_operation_id ? busy() : lateStart();
       if (row.pending_operation_id) {
         // Held by an operation of another process (or of a dead one, until the reconciler settles it).
         await sleep(Math.min(pause, deadline - Date.now()));
@@ -174,7 +192,7 @@ export class PaymentsService {
     const command = { operationKey: claim.operationKey, tid: row.processor.tid ?? '', amount: claim.amount };
     let result: AcquirerResult;
     try {
-      result = await this.acquirer[claim.kind](command);
+      result = await withTimeout(this.acquirer[claim.kind](command), this.config.acquirerTimeoutMs);
       if (result.outcome === 'timeout') result = await this.acquirer.fence(claim.operationKey, claim.kind);
     } catch {
       // The answer is lost: settle it now, or leave the claim to the reconciler (it asks again).
@@ -198,7 +216,7 @@ export class PaymentsService {
         return toTransactionView(updated);
       }
     } else {
-      await this.operations.recordNotApplied(row.id, operationId, voided(result) ? 'voided' : 'refused', result);
+      await this.operations.recordNotApplied(row.id, operationId, result.voided ? 'voided' : 'refused', result);
     }
     const decided = await this.operations.find(operationId);
     if (!decided || decided.state === 'pending') throw unavailable('The operation could not be recorded; retry with the same Idempotency-Key.');
@@ -306,9 +324,15 @@ function busy(): DomainError {
   return conflict(ErrorCodes.OperationInProgress, 'Another capture or cancel of this transaction is still in progress; nothing was done. Retry, with the same Idempotency-Key.');
 }
 
-/** The refusal the acquirer records for a key it never received (AcquirerConnector.fence). */
-function voided(r: AcquirerResult): boolean {
-  return r.outcome !== 'approved' && r.returnCode === 'VD';
+function lateStart(): DomainError {
+  return conflict(ErrorCodes.OperationInProgress, 'The gateway could not start the operation in time; nothing was done. Retry, with the same Idempotency-Key.');
+}
+
+/** The acquirer's answer, or a rejection once `ms` have passed (the answer counts as lost: the key is then fenced). */
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /** The change of an operation already holding `row`: judged as when it claimed (nothing else moves a held row). */

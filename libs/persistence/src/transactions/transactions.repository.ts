@@ -215,15 +215,17 @@ export class TransactionsRepository {
 
   /**
    * One page (keyset on id) of decided transactions for acquirer:reconcile, optionally of one
-   * merchant and changed since a time, with the time the operation holding one claimed it.
+   * merchant and changed since a time (or whose authorization the acquirer acted on since then:
+   * `alsoTids`), with the time the operation holding one claimed it.
    */
-  async pageForReconciliation(after: string, limit: number, scope: { merchantId?: string; since?: Date }): Promise<ReconciliationRow[]> {
+  async pageForReconciliation(after: string, limit: number, scope: { merchantId?: string; since?: Date; alsoTids?: string[] }): Promise<ReconciliationRow[]> {
     return this.db.query(
       `SELECT t.id, t.merchant_id, t.status, t.captured_amount, t.cancelled_amount, t.processor->>'tid' AS tid, o.created_at AS held_since
        FROM transactions t LEFT JOIN transaction_operations o ON o.id = t.pending_operation_id
-       WHERE t.id > $1 AND t.status <> 0 AND ($2::uuid IS NULL OR t.merchant_id = $2) AND ($3::timestamptz IS NULL OR t.updated_at >= $3)
+       WHERE t.id > $1 AND t.status <> 0 AND ($2::uuid IS NULL OR t.merchant_id = $2)
+         AND ($3::timestamptz IS NULL OR t.updated_at >= $3 OR t.processor->>'tid' = ANY($5::text[]))
        ORDER BY t.id LIMIT $4`,
-      [after, scope.merchantId ?? null, scope.since ?? null, limit],
+      [after, scope.merchantId ?? null, scope.since ?? null, limit, scope.alsoTids ?? []],
     );
   }
 
