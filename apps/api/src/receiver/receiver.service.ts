@@ -5,7 +5,7 @@ import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
 import { AuthorizeRequest, CancelRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, SettlementTerms, TransactionView } from '@app/contracts';
 import { detectBrand, maskPan } from '@app/card';
 import { LedgerRepository, toTransactionView, TransactionsRepository } from '@app/persistence';
-import { RemoteError, TransportUnavailableError, withJobId } from '@app/messaging';
+import { RemoteError, ReplyTimeoutError, TransportUnavailableError, withJobId } from '@app/messaging';
 import { sealJson } from '@app/vault';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
@@ -100,7 +100,9 @@ export class ReceiverService {
     try {
       return { httpStatus: 200, view: await lastValueFrom(reply$.pipe(timeout({ first: this.config.saleSyncWaitMs }))) };
     } catch (e) {
-      if (e instanceof TimeoutError) return { httpStatus: 202, view: toTransactionView(pending) };
+      // Either wait running out leaves the sale recorded and still to be decided: the outcome is
+      // not known yet, which is a 202, never a 503 (a merchant would retry a sale that goes on).
+      if (e instanceof TimeoutError || e instanceof ReplyTimeoutError) return { httpStatus: 202, view: toTransactionView(pending) };
       // Nothing was charged: a sale that could not be queued, or that the vault refused (unknown
       // token), must not stay behind as a pending transaction.
       if (e instanceof TransportUnavailableError || (e instanceof RemoteError && e.payload.kind !== 'unavailable')) {

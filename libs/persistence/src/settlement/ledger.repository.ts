@@ -164,9 +164,9 @@ export class LedgerRepository {
           return { chargedBack: before, debits: [], repeated: true };
         }
       }
-      // Judged on the transaction's row, beside its cancels and a cancel still in flight (its
-      // amount is reserved), by the same compare-and-set the tokenizer's claims use: a chargeback
-      // and a cancel can never both take the same cents back.
+      // Judged on the transaction's row, under its lock, beside its cancels and a cancel still in
+      // flight (its amount is reserved); a cancel's claim re-checks the same columns when it takes
+      // the row after this: a chargeback and a cancel can never both take the same cents back.
       const [t]: { open: string }[] = await tx.query(
         `SELECT captured_amount - cancelled_amount - charged_back_amount - CASE WHEN pending_kind = 'cancel' THEN pending_amount ELSE 0 END AS open
          FROM transactions WHERE id = $1 FOR UPDATE`,
