@@ -1,7 +1,11 @@
 import { createServer, IncomingMessage, request, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { DELIVERY_QUEUE } from '@app/webhooks';
 import { createMerchant, eventually, MerchantCredentials, post, runCli, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
@@ -238,6 +242,30 @@ describe('webhook delivery to urlReturn', () => {
   });
 
   it('delivers a pending delivery whose job was lost (Redis lost its data): the sweeper queues it again', async () => {
+    // Ahead of it, more overdue deliveries than one sweep looks at, each still scheduled (a
+    // listener's backlog): the sweeper must get past them to the one whose job is gone.
+    const backlog = Array.from({ length: 450 }, () => randomUUID());
+    const redis = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
+    const deliveryQueue = new Queue(DELIVERY_QUEUE, { connection: redis, prefix: process.env.QUEUE_PREFIX });
+    // Jobs first: a sweep between the two steps would otherwise find the rows without them.
+    await deliveryQueue.addBulk(backlog.map((id) => ({ name: DELIVERY_QUEUE, data: { deliveryId: id, host: '127.0.0.1:9' }, opts: { jobId: id, delay: 3_600_000 } })));
+    await db.query(
+      `INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, body, next_attempt_at, created_at)
+       SELECT b.id, $2, gen_random_uuid(), 2, 'transaction.status_changed', 'http://127.0.0.1:9/backlog', '{}', now() - interval '1 hour', now() - interval '2 hours'
+       FROM unnest($1::uuid[]) AS b (id)`,
+      [backlog, shop.merchantId],
+    );
+    try {
+      await deliversLostDelivery();
+    } finally {
+      await Promise.all(backlog.map((id) => deliveryQueue.remove(id)));
+      await db.query('DELETE FROM deliveries WHERE id = ANY($1)', [backlog]);
+      await deliveryQueue.close();
+      redis.disconnect();
+    }
+  });
+
+  async function deliversLostDelivery(): Promise<void> {
     const res = await receiver('sale', sale(listener.url('/lost')));
     const first = await eventually(() => {
       const got = listener.at('/lost');
@@ -259,7 +287,7 @@ describe('webhook delivery to urlReturn', () => {
     }, { timeoutMs: 15_000 });
     expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
     await eventually(async () => expect((await deliveryOf(res.json.transactionId)).status).toBe('succeeded'));
-  });
+  }
 
   it('stops at 410 Gone', async () => {
     listener.on('/gone', () => ({ status: 410 }));

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import { DeliveriesRepository } from '@app/persistence';
+import { DeliveriesRepository, OverdueCursor } from '@app/persistence';
 import { PeriodicPass } from '@app/platform';
 import { enqueueDelivery, MAX_ATTEMPTS } from '@app/webhooks';
 import { NotifierConfig } from '../config/notifier.config';
@@ -12,10 +12,14 @@ import { NotifierConfig } from '../config/notifier.config';
  * is queued again to continue its schedule; one with no attempt left is marked failed (visible,
  * replayable). Postgres is the record; the queue only schedules.
  */
+/** Overdue deliveries looked at per pass. */
+const PAGE = 200;
+
 @Injectable()
 export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DeliverySweeper.name);
   private readonly periodic = new PeriodicPass(() => this.pass());
+  private cursor?: OverdueCursor;
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -40,7 +44,12 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
     let moved = 0;
     try {
       const graceS = this.config.sweepGraceS;
-      for (const d of await this.deliveries.overdue(graceS, Math.ceil(this.config.timeoutMs / 1000), 200)) {
+      // Overdue deliveries whose jobs still wait (a listener's backlog) may be many: each pass goes
+      // on from where the last one stopped, so one with a lost job is reached however many are ahead.
+      let page = await this.deliveries.overdue(graceS, Math.ceil(this.config.timeoutMs / 1000), PAGE, this.cursor);
+      if (!page.length && this.cursor) page = await this.deliveries.overdue(graceS, Math.ceil(this.config.timeoutMs / 1000), PAGE);
+      this.cursor = page.length === PAGE ? page[page.length - 1] : undefined;
+      for (const d of page) {
         const jobId = d.replays ? `${d.id}-r${d.replays}` : d.id;
         const job = await this.queue.getJob(jobId);
         if (job && !(await job.isCompleted()) && !(await job.isFailed())) continue; // still scheduled

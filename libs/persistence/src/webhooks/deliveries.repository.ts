@@ -7,6 +7,13 @@ import { columns, distinctGroups, inKeyOrder, runDistinctGroups, statementBatche
 export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
 
+/** Where a walk through overdue deliveries stopped (they are ordered by creation, then id). */
+export interface OverdueCursor {
+  /** As Postgres prints it: a JavaScript Date would drop the microseconds and never move past a tie. */
+  createdAt: string;
+  id: string;
+}
+
 export interface DeliveryRow {
   id: string;
   merchant_id: string;
@@ -240,13 +247,19 @@ export class DeliveriesRepository {
    * Deliveries that should be in motion but may have lost their job: pending past their next
    * attempt by `graceS`, or sending for longer than an attempt can take plus `graceS`.
    */
-  overdue(graceS: number, sendingS: number, limit: number): Promise<Pick<DeliveryRow, 'id' | 'url' | 'status' | 'attempts' | 'replays'>[]> {
+  overdue(
+    graceS: number,
+    sendingS: number,
+    limit: number,
+    after?: OverdueCursor,
+  ): Promise<(Pick<DeliveryRow, 'id' | 'url' | 'status' | 'attempts' | 'replays'> & OverdueCursor)[]> {
     return this.db.query(
-      `SELECT id, url, status, attempts, replays FROM deliveries
-       WHERE (status = 'pending' AND next_attempt_at < now() - make_interval(secs => $1))
-          OR (status = 'sending' AND updated_at < now() - make_interval(secs => $2))
-       ORDER BY created_at LIMIT $3`,
-      [graceS, sendingS + graceS, limit],
+      `SELECT id, url, status, attempts, replays, created_at::text AS "createdAt" FROM deliveries
+       WHERE ((status = 'pending' AND next_attempt_at < now() - make_interval(secs => $1))
+          OR (status = 'sending' AND updated_at < now() - make_interval(secs => $2)))
+         AND ($4::timestamptz IS NULL OR (created_at, id) > ($4, $5::uuid))
+       ORDER BY created_at, id LIMIT $3`,
+      [graceS, sendingS + graceS, limit, after?.createdAt ?? null, after?.id ?? null],
     );
   }
 
