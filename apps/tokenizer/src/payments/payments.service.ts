@@ -166,7 +166,7 @@ export class PaymentsService {
         }
         return this.answerKnown(known);
       }
-      const row = await this.operations.current(req.merchantId, req.transactionId);
+      const row = await this.transactions.findByMerchantAndId(req.merchantId, req.transactionId.toLowerCase());
       if (!row) throw notFound();
       if (Date.now() >= deadline) throw row.pending_operation_id ? busy() : lateStart();
       if (row.pending_operation_id) {
@@ -229,7 +229,7 @@ export class PaymentsService {
    * is closed (fenced) and the claim released. Either way the transaction is free again.
    */
   async resolveStale(op: OperationRow): Promise<TransactionView | undefined> {
-    const row = await this.operations.current(op.merchant_id, op.transaction_id);
+    const row = await this.transactions.findByMerchantAndId(op.merchant_id, op.transaction_id);
     if (!row || row.pending_operation_id !== op.id) return undefined;
     const result = (await this.acquirer.inquire(op.operation_key)) ?? (await this.acquirer.fence(op.operation_key, op.kind));
     return this.decide(row, op.id, judgeHeld(op, row), result).catch((e) => {
@@ -241,7 +241,7 @@ export class PaymentsService {
 
   /** A request seen before: its recorded outcome, or (still open) the operation completed now. */
   private async answerKnown(op: OperationRow): Promise<TransactionView> {
-    const row = await this.operations.current(op.merchant_id, op.transaction_id);
+    const row = await this.transactions.findByMerchantAndId(op.merchant_id, op.transaction_id);
     if (!row) throw notFound();
     if (op.state === 'pending') {
       if (row.pending_operation_id !== op.id) throw unavailable('The operation could not be recorded; retry with the same Idempotency-Key.');

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { columns } from '../batching';
 import { preparedStatement } from '../prepared';
-import { changedRow, OperationKind, OutboxEvent, ROW_COLUMNS, TransactionRow, Transition } from './transactions.repository';
+import { changedRow, OperationKind, OutboxEvent, TransactionRow, Transition } from './transactions.repository';
 
 export type OperationState = 'pending' | 'applied' | 'refused' | 'voided';
 
@@ -93,8 +93,6 @@ const FIND_BY_REQUEST = preparedStatement<OperationRow>(
   `SELECT ${OPERATION_COLUMNS} FROM transaction_operations WHERE request_id = $1 AND state <> 'voided'`,
 );
 
-const FIND_ROW = preparedStatement<TransactionRow>('operations_find_transaction', `SELECT ${ROW_COLUMNS} FROM transactions WHERE id = $1 AND merchant_id = $2`);
-
 /**
  * Captures and cancels, one at a time per transaction. An operation first claims the transaction
  * (compare-and-set into "held by operation X"), only then talks to the acquirer, and records the
@@ -104,11 +102,6 @@ const FIND_ROW = preparedStatement<TransactionRow>('operations_find_transaction'
 @Injectable()
 export class OperationsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  /** The transaction as Postgres holds it now (never a batched or cached read: claims need it fresh). */
-  async current(merchantId: string, id: string): Promise<TransactionRow | undefined> {
-    return (await FIND_ROW(this.db, [id.toLowerCase(), merchantId.toLowerCase()]))[0];
-  }
 
   find(id: string): Promise<OperationRow | undefined> {
     return FIND(this.db, [id]).then((rows) => rows[0]);
@@ -163,10 +156,5 @@ export class OperationsRepository {
       `SELECT ${OPERATION_COLUMNS} FROM transaction_operations WHERE state = 'pending' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
       [olderThanS, limit],
     );
-  }
-
-  /** Every operation of a transaction, oldest first. */
-  listFor(transactionId: string): Promise<OperationRow[]> {
-    return this.db.query(`SELECT ${OPERATION_COLUMNS} FROM transaction_operations WHERE transaction_id = $1 ORDER BY created_at, id`, [transactionId.toLowerCase()]);
   }
 }

@@ -92,7 +92,7 @@ interface PendingTransition {
  * The columns of TransactionRow, named: a prepared statement's result may not change shape, so a
  * column added by a later migration must not break the statements of apps already running.
  */
-export const ROW_COLUMNS = `id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
+const ROW_COLUMNS = `id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
   captured_amount, cancelled_amount, masked_card, brand, token_card, error_code, processor, details, url_return, created_at,
   charged_back_amount, pending_operation_id, pending_kind, pending_amount`;
 
