@@ -55,7 +55,7 @@ describe('transport across processes', () => {
   });
 
   it('answers 503 when no tokenizer replies within the reply timeout', async () => {
-    const api = await startApp('api', { REPLY_TIMEOUT_MS: '700' });
+    const api = await startApp('api', { REPLY_TIMEOUT_MS: '1000' });
     try {
       const started = Date.now();
       const res = await add(api.url, cards[0]);
