@@ -46,7 +46,6 @@ export interface Recorded {
 
 /** What the sandbox acquirer did for an authorization (first calls only: repeats act on nothing). */
 export interface Books {
-  approved: boolean;
   captured: number;
   cancelled: number;
   /** Approved capture and cancel calls, each with its amount. */
@@ -100,7 +99,6 @@ export class MoneyDb {
     const sum = (kind: string) => approved.filter((r) => r.kind === kind).reduce((a, r) => a + Number(r.amount), 0);
     const sale = approved.filter((r) => r.kind === 'authorize' && r.capture).reduce((a, r) => a + Number(r.amount), 0);
     return {
-      approved: approved.some((r) => r.kind === 'authorize') && !rows.some((r) => r.kind === 'reverse'),
       captured: sale + sum('capture'),
       cancelled: sum('cancel'),
       calls: approved.filter((r) => r.kind === 'capture' || r.kind === 'cancel').map((r) => ({ kind: r.kind, amount: Number(r.amount) })),

@@ -4,7 +4,6 @@ import type { AcquirerBook } from './acquirer.connector';
 export interface RecordedTransaction {
   id: string;
   merchantId: string;
-  tid?: string;
   status: number;
   captured: number;
   cancelled: number;

@@ -38,7 +38,7 @@ export class AcquirerReconcileCommand extends CommandRunner {
       const books = await this.acquirer.books(page.flatMap((t) => (t.tid ? [t.tid] : [])));
       for (const t of page) {
         const recorded = {
-          id: t.id, merchantId: t.merchant_id, tid: t.tid ?? undefined, status: t.status,
+          id: t.id, merchantId: t.merchant_id, status: t.status,
           captured: Number(t.captured_amount), cancelled: Number(t.cancelled_amount), heldSince: t.held_since ?? undefined,
         };
         differences.push(...differencesOf(recorded, t.tid ? books.get(t.tid) : undefined, now, heldGraceMs));

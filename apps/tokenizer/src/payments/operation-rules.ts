@@ -1,5 +1,5 @@
 import { DomainError, ErrorCodes, Events, TransactionStatus } from '@app/contracts';
-import type { OperationKind, TransactionRow, Transition } from '@app/persistence';
+import type { OperationKind, OperationRow, TransactionRow, Transition } from '@app/persistence';
 
 const S = TransactionStatus;
 
@@ -52,8 +52,16 @@ function judgeCancel(row: TransactionRow, requested: number | undefined): Judged
   return { amount, change: { status: cancelled === base ? S.Cancelled : S.PartialCancelled, cancelledAmount: cancelled }, event: 'transaction.cancelled' };
 }
 
+/**
+ * The change of an operation that already holds `row`, as judged when it claimed: nothing else
+ * moves a held transaction's status or amounts (a chargeback meanwhile stayed clear of its amount).
+ */
+export function judgeHeld(op: Pick<OperationRow, 'kind' | 'amount'>, row: TransactionRow): Judged {
+  return judge(op.kind, row, Number(op.amount));
+}
+
 /** An authorization is cancelled against what was authorized, a capture against what was captured. */
-export function cancelBase(row: Pick<TransactionRow, 'status' | 'amount' | 'captured_amount'>): number {
+function cancelBase(row: Pick<TransactionRow, 'status' | 'amount' | 'captured_amount'>): number {
   return row.status === S.Authorized || Number(row.captured_amount) === 0 ? Number(row.amount) : Number(row.captured_amount);
 }
 

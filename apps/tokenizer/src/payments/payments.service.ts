@@ -26,7 +26,7 @@ import {
 } from '@app/persistence';
 import { openJson } from '@app/vault';
 import { ACQUIRER_CONNECTOR, AcquirerConnector, AcquirerResult } from '@app/acquirer';
-import { conflict, judge, Judged } from './operation-rules';
+import { conflict, judge, Judged, judgeHeld } from './operation-rules';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokensService } from '../tokens/tokens.service';
 
@@ -333,11 +333,6 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
-
-/** The change of an operation already holding `row`: judged as when it claimed (nothing else moves a held row). */
-export function judgeHeld(op: Pick<OperationRow, 'kind' | 'amount'>, row: TransactionRow): Judged {
-  return judge(op.kind, { ...row, pending_operation_id: null }, Number(op.amount));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
