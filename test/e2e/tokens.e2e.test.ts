@@ -109,17 +109,36 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
     expect(new Set(results.map((r) => r.json.TokenCard)).size).toBe(1);
   });
 
+  it('honours Idempotency-Key on add and retrieve: the same key and body replay the first answer, another body is a 409', async () => {
+    const key = `tok-${Date.now()}`;
+    const body = envelope(shop, 'tokencard', card({ cardNumber: CANARY_CARDS.mastercard, flag: 'mastercard' }));
+    const first = await post(stack.baseUrl, '/v1/token/add', body, { 'Idempotency-Key': key });
+    const again = await post(stack.baseUrl, '/v1/token/add', body, { 'Idempotency-Key': key });
+    expect(first.status).toBe(200);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect([again.status, again.headers['idempotent-replayed'], again.json]).toEqual([200, 'true', first.json]);
+    const changed = await post(stack.baseUrl, '/v1/token/add', envelope(shop, 'tokencard', card({ cardExpirationDate: '203111' })), { 'Idempotency-Key': key });
+    expect([changed.status, changed.json.result.error.code]).toEqual([409, '409']);
+
+    const read = envelope(shop, 'retrieve-token', { token: first.json.TokenCard });
+    const r1 = await post(stack.baseUrl, '/v1/token/retrieve', read, { 'Idempotency-Key': `${key}-r` });
+    const r2 = await post(stack.baseUrl, '/v1/token/retrieve', read, { 'Idempotency-Key': `${key}-r` });
+    expect([r1.status, r2.status, r2.headers['idempotent-replayed'], r2.json]).toEqual([200, 200, 'true', r1.json]);
+    const bad = await post(stack.baseUrl, '/v1/token/retrieve', read, { 'Idempotency-Key': 'has space' });
+    expect([bad.status, bad.json.result.error.parameter]).toEqual([400, 'Idempotency-Key']);
+  });
+
   describe('validation: a 400 naming the field, and nothing stored', () => {
     const cases: [string, Record<string, unknown>, string, string][] = [
       ['a Luhn-invalid number', { cardNumber: '4111111111111112' }, '910', 'cardNumber'],
       ['a too short number', { cardNumber: '41111111111' }, '910', 'cardNumber'],
-      ['a number with letters', { cardNumber: '4111x11111111111' }, '904', 'cardNumber'],
+      ['a number with letters', { cardNumber: '4111x11111111111' }, '910', 'cardNumber'],
       ['a missing number', { cardNumber: undefined }, '903', 'cardNumber'],
       ['a missing holder', { cardHolder: undefined }, '903', 'cardHolder'],
       ['an expiry in the past', { cardExpirationDate: '202001' }, '911', 'cardExpirationDate'],
       ['an expiry in MMYYYY form', { cardExpirationDate: '122030' }, '904', 'cardExpirationDate'],
       ['a malformed expiry', { cardExpirationDate: '2030-12' }, '904', 'cardExpirationDate'],
-      ['a 2-digit security code', { cardSecurityCode: '12' }, '904', 'cardSecurityCode'],
+      ['a 2-digit security code', { cardSecurityCode: '12' }, '913', 'cardSecurityCode'],
       ['a flag of another brand', { flag: 'mastercard' }, '912', 'flag'],
       ['an unknown flag', { flag: 'nosuchbrand' }, '904', 'flag'],
       ['a bad billing e-mail', { billing: { email: 'not-an-email' } }, '904', 'billing.email'],

@@ -1,22 +1,29 @@
 import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { MerchantAuthService } from '../auth/merchant-auth.service';
-import { parseEnvelope } from '../envelope/envelope.parser';
+import { envelopeDoc, readEnvelope } from '../envelope/envelope';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { parseSale } from '../transactions/sale-request.parser';
-import { parseCancel, parseCapture, parseReport } from '../transactions/transaction-operations.parser';
+import { parseSale, SaleDto } from '../transactions/sale.dto';
+import { parseReport, parseTransactionOperation, ReportDto, TransactionOperationDto } from '../transactions/operations.dto';
 import { ReceiverService } from './receiver.service';
 import { toTransactionResponse } from '@app/contracts';
-import { ReceiverExamples, TransactionResponseSchema } from './receiver.openapi';
+import { TransactionResponseSchema } from './receiver.openapi';
 
 const OPERATIONS = ['sale', 'authorize', 'capture', 'cancel', 'report'] as const;
 type Operation = (typeof OPERATIONS)[number];
 
-/** In the test environment every acquirer code is served by the sandbox acquirer. */
-const KNOWN_ACQUIRERS = Array.from({ length: 999 }, (_, i) => i + 1);
+/** /docs: each operation's whole request, from the classes that validate it. */
+const REQUESTS = [
+  envelopeDoc('sale', SaleDto),
+  envelopeDoc('authorize', SaleDto),
+  envelopeDoc('capture', TransactionOperationDto),
+  envelopeDoc('cancel', TransactionOperationDto),
+  envelopeDoc('report', ReportDto),
+];
 
 @ApiTags('transactions')
+@ApiExtraModels(...REQUESTS)
 @Controller('v1/receiver')
 export class ReceiverController {
   constructor(
@@ -30,7 +37,7 @@ export class ReceiverController {
   @ApiOperation({ summary: 'sale, authorize, capture, cancel or report: the operation key of the transaction-request selects it.' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body within 24 h: the first answer is replayed (Idempotent-Replayed: true).' })
   @ApiHeader({ name: 'Prefer', required: false, description: '"respond-async": answer 202 with status 0 at once; the outcome follows on urlReturn and report.' })
-  @ApiBody({ schema: { type: 'object', examples: ReceiverExamples } as never })
+  @ApiBody({ schema: { oneOf: REQUESTS.map((r) => ({ $ref: getSchemaPath(r) })) } })
   @ApiResponse({ status: 200, description: 'TransactionResponse (a decline is a 200 with status 4)', schema: TransactionResponseSchema })
   @ApiResponse({ status: 202, description: 'Accepted, outcome not known yet (status 0)', schema: TransactionResponseSchema })
   async receive(
@@ -39,7 +46,7 @@ export class ReceiverController {
     @Headers('prefer') prefer: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<unknown> {
-    const env = parseEnvelope(body, OPERATIONS);
+    const env = readEnvelope(body, OPERATIONS);
     const operation = env.operation as Operation;
     const run = this.parse(operation, env.body, /respond-async/i.test(prefer ?? ''), idempotencyKey);
     const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
@@ -50,22 +57,22 @@ export class ReceiverController {
   }
 
   /** Parses (and so validates) before authenticating or writing anything. */
-  private parse(operation: Operation, op: Parameters<typeof parseSale>[0], respondAsync: boolean, idempotencyKey?: string) {
+  private parse(operation: Operation, op: Record<string, unknown>, respondAsync: boolean, idempotencyKey?: string) {
     switch (operation) {
       case 'sale':
       case 'authorize': {
-        const input = parseSale(op, KNOWN_ACQUIRERS);
+        const input = parseSale(op);
         return async (merchantId: string) => {
           const outcome = await this.receiver.sale(merchantId, input, operation, respondAsync);
           return { status: outcome.httpStatus, body: toTransactionResponse(outcome.view, operation) };
         };
       }
       case 'capture': {
-        const req = parseCapture(op);
+        const req = parseTransactionOperation(op);
         return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.capture(merchantId, req, idempotencyKey), 'capture') });
       }
       case 'cancel': {
-        const req = parseCancel(op);
+        const req = parseTransactionOperation(op);
         return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.cancel(merchantId, req, idempotencyKey), 'cancel') });
       }
       case 'report': {

@@ -1,41 +1,61 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { MerchantAuthService } from '../auth/merchant-auth.service';
-import { parseEnvelope } from '../envelope/envelope.parser';
+import { envelopeDoc, readEnvelope } from '../envelope/envelope';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { TokensService } from './tokens.service';
-import { parseTokenAdd, parseTokenRetrieve, TOKEN_ADD_OPERATIONS, TOKEN_RETRIEVE_OPERATIONS } from './token-request.parser';
-import { toTokenResponse, TokenResponse } from './token-response';
-import { TokenAddExample, TokenResponseSchema, TokenRetrieveExample } from './tokens.openapi';
+import { parseTokenAdd, parseTokenRetrieve, TOKEN_ADD_OPERATIONS, TOKEN_RETRIEVE_OPERATIONS, TokenAddDto, TokenRetrieveDto } from './token.dto';
+import { toTokenResponse } from './token-response';
+import { TokenResponseSchema } from './tokens.openapi';
+
+const ADD = envelopeDoc('tokencard', TokenAddDto);
+const RETRIEVE = envelopeDoc('retrieve-token', TokenRetrieveDto);
+const IDEMPOTENCY = {
+  name: 'Idempotency-Key',
+  required: false,
+  description: 'Same key and body within 24 h: the first answer is replayed (Idempotent-Replayed: true); the same key with another body is a 409.',
+};
 
 @ApiTags('tokens')
+@ApiExtraModels(ADD, RETRIEVE)
 @Controller('v1/token')
 export class TokensController {
   constructor(
     private readonly auth: MerchantAuthService,
     private readonly tokens: TokensService,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   @Post('add')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Vault a card and return its token (the same card and expiry give the same token).' })
-  @ApiBody({ schema: { type: 'object', example: TokenAddExample } })
+  @ApiOperation({ summary: 'Vault a card and return its token (the same card and expiry give the same token). The operation key may also be written tokenCard.' })
+  @ApiHeader(IDEMPOTENCY)
+  @ApiBody({ schema: { $ref: getSchemaPath(ADD) } })
   @ApiOkResponse({ schema: TokenResponseSchema })
-  async add(@Body() body: unknown): Promise<TokenResponse> {
-    const env = parseEnvelope(body, TOKEN_ADD_OPERATIONS);
+  async add(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    const env = readEnvelope(body, TOKEN_ADD_OPERATIONS);
     const input = parseTokenAdd(env.body);
     const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
-    return toTokenResponse(await this.tokens.add(merchantId, input));
+    return this.answer(reply, await this.idempotency.run(merchantId, key, 'token/add', body, async () => ({ status: 200, body: toTokenResponse(await this.tokens.add(merchantId, input)) })));
   }
 
   @Post('retrieve')
   @HttpCode(200)
   @ApiOperation({ summary: "Read a token's masked card data (never the number or security code)." })
-  @ApiBody({ schema: { type: 'object', example: TokenRetrieveExample } })
+  @ApiHeader(IDEMPOTENCY)
+  @ApiBody({ schema: { $ref: getSchemaPath(RETRIEVE) } })
   @ApiOkResponse({ schema: TokenResponseSchema })
-  async retrieve(@Body() body: unknown): Promise<TokenResponse> {
-    const env = parseEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
+  async retrieve(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    const env = readEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
     const token = parseTokenRetrieve(env.body);
     const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
-    return toTokenResponse(await this.tokens.retrieve(merchantId, token));
+    return this.answer(reply, await this.idempotency.run(merchantId, key, 'token/retrieve', body, async () => ({ status: 200, body: toTokenResponse(await this.tokens.retrieve(merchantId, token)) })));
+  }
+
+  private answer(reply: FastifyReply, result: { status: number; body: unknown; replayed: boolean }): unknown {
+    reply.status(result.status);
+    if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+    return result.body;
   }
 }

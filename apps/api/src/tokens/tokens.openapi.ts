@@ -1,24 +1,3 @@
-const verification = { merchantId: '6f1c2a9e-0b7d-4c2e-9a51-3f0d8e7b1c22', merchantKey: 'mk_…' };
-
-export const TokenAddExample = {
-  'transaction-request': {
-    version: '1.0.0',
-    verification,
-    tokencard: {
-      cardNumber: '4111111111111111',
-      cardHolder: 'MARIA SILVA',
-      cardExpirationDate: '203012',
-      cardSecurityCode: '123',
-      flag: 'visa',
-      billing: { name: 'Maria Silva', email: 'maria@example.com', city: 'São Paulo', state: 'SP', postalCode: '01310100', country: 'BRA' },
-    },
-  },
-};
-
-export const TokenRetrieveExample = {
-  'transaction-request': { version: '1.0.0', verification, 'retrieve-token': { token: '9f2c…64 hex chars' } },
-};
-
 export const TokenResponseSchema = {
   type: 'object',
   example: {

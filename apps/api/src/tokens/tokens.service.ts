@@ -5,7 +5,7 @@ import { Patterns, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app
 import { sealJson } from '@app/vault';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
-import { TokenAddInput } from './token-request.parser';
+import { TokenAddInput } from './token.dto';
 
 /** Token use cases: the API only seals and forwards; the vault lives in the tokenizer. */
 @Injectable()

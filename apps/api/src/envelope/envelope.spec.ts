@@ -1,12 +1,12 @@
 import { DomainError } from '@app/contracts';
-import { parseEnvelope } from './envelope.parser';
+import { readEnvelope } from './envelope';
 
 const verification = { merchantId: 'm', merchantKey: 'k' };
 const ops = ['tokencard', 'tokenCard'] as const;
 
 function failure(body: unknown) {
   try {
-    parseEnvelope(body, ops);
+    readEnvelope(body, ops);
   } catch (e) {
     const d = e as DomainError;
     return { code: d.code, parameter: d.parameter, message: d.message };
@@ -14,16 +14,16 @@ function failure(body: unknown) {
   throw new Error('expected the envelope to be rejected');
 }
 
-describe('parseEnvelope', () => {
+describe('readEnvelope', () => {
   it('accepts either operation alias and returns its body', () => {
     for (const op of ops) {
-      const env = parseEnvelope({ 'transaction-request': { version: '1.0.0', verification, [op]: { a: 1 } } }, ops);
+      const env = readEnvelope({ 'transaction-request': { version: '1.0.0', verification, [op]: { a: 1 } } }, ops);
       expect(env).toEqual({ merchantId: 'm', merchantKey: 'k', operation: op, body: { a: 1 } });
     }
   });
 
   it('ignores key order', () => {
-    const env = parseEnvelope({ 'transaction-request': { tokencard: {}, verification, version: '1.0.0' } }, ops);
+    const env = readEnvelope({ 'transaction-request': { tokencard: {}, verification, version: '1.0.0' } }, ops);
     expect(env.operation).toBe('tokencard');
   });
 

@@ -1,11 +1,10 @@
 import fc from 'fast-check';
 import { DomainError } from '@app/contracts';
 import { TEST_CARDS } from '@app/card';
-import { JsonObject } from '../envelope/scalars';
-import { parseSale } from './sale-request.parser';
-import { parseCancel, parseCapture, parseReport } from './transaction-operations.parser';
+import { parseSale } from './sale.dto';
+import { parseReport, parseTransactionOperation } from './operations.dto';
 
-const ACQUIRERS = [26, 27];
+type JsonObject = Record<string, unknown>;
 
 const sale = (over: { order?: JsonObject; payment?: JsonObject; rest?: JsonObject } = {}): JsonObject => ({
   order: { reference: 'A-1', totalAmount: 150000, ...over.order },
@@ -18,16 +17,16 @@ const sale = (over: { order?: JsonObject; payment?: JsonObject; rest?: JsonObjec
 
 function problems(op: JsonObject): { code: string; parameter: string; message: string }[] {
   try {
-    parseSale(op, ACQUIRERS);
+    parseSale(op);
   } catch (e) {
     return (e as DomainError).problems;
   }
   throw new Error('expected the sale to be rejected');
 }
 
-describe('parseSale', () => {
+describe('parseSale (SaleDto)', () => {
   it('reads the inline-card sale of WIRE.md 4.1', () => {
-    const input = parseSale(sale({ rest: { urlReturn: 'https://merchant.example/listener?x=1', fraud: 'false' } }), ACQUIRERS);
+    const input = parseSale(sale({ rest: { urlReturn: 'https://merchant.example/listener?x=1', fraud: 'false' } }));
     expect(input).toMatchObject({
       order: { reference: 'A-1', totalAmount: 150000 },
       payment: { acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', numberOfPayments: 1, card: { cardNumber: TEST_CARDS.visa } },
@@ -39,22 +38,23 @@ describe('parseSale', () => {
   it('reads the SDK shape: numbers as JSON numbers, only a token, fraud "true"', () => {
     const token = 'ab'.repeat(32);
     const op = { order: { reference: 'SDK', totalAmount: 990 }, payment: { acquirer: 26, method: 1, amount: 990, currency: 986, country: 'bra', tokenCard: token }, fraud: 'true' };
-    const input = parseSale(op, ACQUIRERS);
+    const input = parseSale(op);
     expect(input).toMatchObject({ payment: { tokenCard: token, currency: '986', country: 'BRA' }, fraud: true });
     expect(input.payment.card).toBeUndefined();
     const { tokenCard: _sent, ...withoutTokenCard } = op.payment;
-    expect(parseSale({ ...op, payment: { ...withoutTokenCard, cardToken: token.toUpperCase() } }, ACQUIRERS).payment.tokenCard).toBe(token);
+    expect(parseSale({ ...op, payment: { ...withoutTokenCard, cardToken: token.toUpperCase() } }).payment.tokenCard).toBe(token);
   });
 
   it('reads every value given as a string (plugin style) the same as numbers', () => {
     const strings = JSON.parse(JSON.stringify(sale({ payment: { saveCreditCard: 'true', generateToken: 'false' } }), (_k, v) => (typeof v === 'number' ? String(v) : v)));
-    expect(parseSale(strings, ACQUIRERS)).toEqual(parseSale(sale({ payment: { saveCreditCard: true, generateToken: false } }), ACQUIRERS));
+    expect(parseSale(strings)).toEqual(parseSale(sale({ payment: { saveCreditCard: true, generateToken: false } })));
   });
 
   it.each<[string, JsonObject, string, string]>([
     ['a missing reference', sale({ order: { reference: undefined as never } }), '903', 'order.reference'],
     ['a decimal total', sale({ order: { totalAmount: '1500.00' } }), '904', 'order.totalAmount'],
-    ['an unknown acquirer', sale({ payment: { acquirer: 99 } }), '904', 'payment.acquirer'],
+    ['an unknown acquirer', sale({ payment: { acquirer: 1000 } }), '904', 'payment.acquirer'],
+    ['a departure tax above the amount', sale({ payment: { departureTax: 150001 } }), '904', 'payment.departureTax'],
     ['an unknown method', sale({ payment: { method: 5 } }), '904', 'payment.method'],
     ['instalments on method 1', sale({ payment: { numberOfPayments: 2 } }), '904', 'payment.numberOfPayments'],
     ['instalments on debit', sale({ payment: { method: 4, numberOfPayments: 3 } }), '904', 'payment.numberOfPayments'],
@@ -69,7 +69,7 @@ describe('parseSale', () => {
     ['a Luhn-invalid card', sale({ payment: { cardNumber: '4111111111111112' } }), '910', 'payment.cardNumber'],
     ['an expired card', sale({ payment: { cardExpirationDate: '202001' } }), '911', 'payment.cardExpirationDate'],
     ['a flag of another brand', sale({ payment: { flag: 'amex' } }), '912', 'payment.flag'],
-    ['a 5-digit security code', sale({ payment: { cardSecurityCode: '12345' } }), '904', 'payment.cardSecurityCode'],
+    ['a 5-digit security code', sale({ payment: { cardSecurityCode: '12345' } }), '913', 'payment.cardSecurityCode'],
     ['no card and no token', sale({ payment: { cardNumber: undefined as never, cardHolder: undefined as never, cardExpirationDate: undefined as never } }), '903', 'payment.cardNumber'],
     ['a token with a card number', sale({ payment: { tokenCard: 'ab'.repeat(32) } }), '904', 'payment.cardNumber'],
     ['a malformed token', { ...sale(), payment: { acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', tokenCard: 'xyz' } }, '904', 'payment.tokenCard'],
@@ -98,7 +98,7 @@ describe('parseSale', () => {
   });
 
   it('leaves the money rules of a split to the split engine (missing values, ranges, precision)', () => {
-    const input = parseSale(sale({ payment: { split: [{ percentage: '12.345' }, { recipient: 'r2', amount: 0 }, { recipient: 'r3' }, { recipient: 'r4', percentage: 150, amount: -1 }] } }), ACQUIRERS);
+    const input = parseSale(sale({ payment: { split: [{ percentage: '12.345' }, { recipient: 'r2', amount: 0 }, { recipient: 'r3' }, { recipient: 'r4', percentage: 150, amount: -1 }] } }));
     expect(input.payment.split).toEqual([
       expect.objectContaining({ recipient: undefined, percentage: '12.345' }),
       expect.objectContaining({ recipient: 'r2', amount: 0 }),
@@ -108,7 +108,7 @@ describe('parseSale', () => {
   });
 
   it('keeps split flags and defaults (liable defaults to true)', () => {
-    const input = parseSale(sale({ payment: { split: [{ recipient: 'r1', percentage: '12.5' }, { recipient: 'r2', amount: '300', liable: 'false', charge_processing_fee: true, is_gross_amount: 'true' }] } }), ACQUIRERS);
+    const input = parseSale(sale({ payment: { split: [{ recipient: 'r1', percentage: '12.5' }, { recipient: 'r2', amount: '300', liable: 'false', charge_processing_fee: true, is_gross_amount: 'true' }] } }));
     expect(input.payment.split).toEqual([
       { recipient: 'r1', percentage: '12.5', liable: true, chargeProcessingFee: false, chargeRecipientProcessingFee: false, isGrossAmount: false },
       { recipient: 'r2', amount: 300, liable: false, chargeProcessingFee: true, chargeRecipientProcessingFee: false, isGrossAmount: true },
@@ -118,8 +118,8 @@ describe('parseSale', () => {
   it('reads any amount the same from a number or its digits', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2 ** 40 }), (cents) => {
-        const a = parseSale(sale({ order: { totalAmount: cents }, payment: { amount: cents } }), ACQUIRERS);
-        const b = parseSale(sale({ order: { totalAmount: String(cents) }, payment: { amount: String(cents) } }), ACQUIRERS);
+        const a = parseSale(sale({ order: { totalAmount: cents }, payment: { amount: cents } }));
+        const b = parseSale(sale({ order: { totalAmount: String(cents) }, payment: { amount: String(cents) } }));
         expect(a.payment.amount).toBe(cents);
         expect(b).toEqual(a);
       }),
@@ -130,7 +130,7 @@ describe('parseSale', () => {
     fc.assert(
       fc.property(fc.integer({ min: 100, max: 10000 }), (bp) => {
         const text = `${Math.floor(bp / 100)}.${String(bp % 100).padStart(2, '0')}`;
-        const input = parseSale(sale({ payment: { split: [{ recipient: 'r', percentage: text }] } }), ACQUIRERS);
+        const input = parseSale(sale({ payment: { split: [{ recipient: 'r', percentage: text }] } }));
         expect(input.payment.split![0].percentage).toBe(text);
       }),
     );
@@ -139,12 +139,12 @@ describe('parseSale', () => {
 
 describe('capture, cancel and report bodies', () => {
   it('upper-cases the transaction id and reads an optional amount', () => {
-    expect(parseCapture({ transactionId: '52580f07-80fd-3241-dae2-bdc38138193a', amount: '100' })).toEqual({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: 100 });
-    expect(parseCancel({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' })).toEqual({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: undefined });
+    expect(parseTransactionOperation({ transactionId: '52580f07-80fd-3241-dae2-bdc38138193a', amount: '100' })).toEqual({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: 100 });
+    expect(parseTransactionOperation({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' })).toEqual({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: undefined });
   });
 
   it.each([[{}, 'transactionId'], [{ transactionId: 'nope' }, 'transactionId'], [{ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: 0 }, 'amount']])('rejects %j naming %s', (op, parameter) => {
-    expect(() => parseCapture(op as JsonObject)).toThrow(expect.objectContaining({ parameter }));
+    expect(() => parseTransactionOperation(op as JsonObject)).toThrow(expect.objectContaining({ parameter }));
   });
 
   it('reports by id or by reference, not both', () => {

@@ -1,0 +1,198 @@
+import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { registerDecorator, ValidateNested } from 'class-validator';
+import { ErrorCode, ErrorCodes } from '@app/contracts';
+
+/**
+ * The field decorators of the merchant contract. Each one is a class-validator constraint and the
+ * field's OpenAPI description at once, so what /docs shows is what the gateway checks.
+ *
+ * The wire is liberal (existing integrations rely on it): integers come as JSON numbers or as
+ * digits in a string, flags as booleans or "true"/"false", text fields may be sent as numbers, and
+ * an empty string or null is the same as an absent field. One check per field decides presence,
+ * type, format and bounds, and names the first problem with its wire code.
+ */
+
+/** A field's problem: its wire code, and either a fragment ("must be …") or a whole sentence. */
+export interface FieldIssue {
+  code: ErrorCode;
+  text: string;
+  /** Appended to the field's path, e.g. "[2]" for one element of a list. */
+  suffix?: string;
+}
+
+export type FieldCheck = (value: unknown, owner: Record<string, unknown>) => FieldIssue | null;
+
+/** The constraint name every wire field registers; the error mapper reads its message. */
+export const WIRE_CONSTRAINT = 'wire';
+const SEPARATOR = '\u0001';
+
+export function encodeIssue(issue: FieldIssue): string {
+  return [issue.code, issue.suffix ?? '', issue.text].join(SEPARATOR);
+}
+
+export function decodeIssue(message: string): FieldIssue {
+  const [code, suffix, text] = message.split(SEPARATOR);
+  return { code: code as ErrorCode, suffix, text };
+}
+
+export const present = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const invalid = (text: string, suffix?: string): FieldIssue => ({ code: ErrorCodes.InvalidField, text, suffix });
+const missing: FieldIssue = { code: ErrorCodes.MissingField, text: 'is required' };
+
+export interface Presence {
+  /** Or a rule on the rest of the object (a card field is required unless a token is sent). */
+  required?: boolean | ((owner: Record<string, unknown>) => boolean);
+  /** Runs after the field's own format passed, with the whole object (cross-field rules). */
+  also?: FieldCheck;
+  /** Shown in /docs. */
+  description?: string;
+  example?: unknown;
+}
+
+/** Registers `check` as the field's constraint, and `doc` as its OpenAPI property. */
+function wireField(doc: ApiPropertyOptions, check: FieldCheck, presence: Presence): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) => {
+    ApiProperty({ required: presence.required === true, description: presence.description, example: presence.example, ...doc } as ApiPropertyOptions)(target, propertyName);
+    const key = String(propertyName);
+    const run = (value: unknown, owner: Record<string, unknown>): FieldIssue | null => {
+      if (!present(value)) {
+        const required = typeof presence.required === 'function' ? presence.required(owner) : presence.required;
+        return required ? missing : null;
+      }
+      return check(value, owner) ?? presence.also?.(value, owner) ?? null;
+    };
+    registerDecorator({
+      name: WIRE_CONSTRAINT,
+      target: target.constructor,
+      propertyName: key,
+      options: { message: (args) => encodeIssue(run(args.value, args.object as Record<string, unknown>)!) },
+      validator: { validate: (value: unknown, args) => run(value, args!.object as Record<string, unknown>) === null },
+    });
+  };
+}
+
+export interface TextRule extends Presence {
+  max?: number;
+  pattern?: RegExp;
+  /** Sentence fragment when the pattern does not match, e.g. "must be 6 digits (YYYYMM)". */
+  hint?: string;
+  /** For /docs when the pattern is stricter than it reads. */
+  minLength?: number;
+}
+
+/** Decimal text of a number sent where text is expected (an id or reference written as a number). */
+export function textOf(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return undefined;
+}
+
+export function checkText(v: unknown, rule: TextRule): FieldIssue | null {
+  const s = textOf(v);
+  if (s === undefined) return invalid('must be a string');
+  if (rule.max !== undefined && s.length > rule.max) return invalid(`must be at most ${rule.max} characters`);
+  if (rule.pattern && !rule.pattern.test(s)) return invalid(rule.hint ?? 'has an invalid format');
+  return null;
+}
+
+/** A text field; a JSON number is read as its decimal text. */
+export function Text(rule: TextRule = {}): PropertyDecorator {
+  return wireField(
+    { type: 'string', maxLength: rule.max, minLength: rule.minLength, pattern: rule.pattern?.source },
+    (v) => checkText(v, rule),
+    rule,
+  );
+}
+
+export interface IntRule extends Presence {
+  min?: number;
+  max?: number;
+}
+
+const WHOLE = 'must be a whole number (integer cents for amounts)';
+
+/** An integer from a JSON number or from digits; a decimal point is an error, never a guess. */
+export function intOf(v: unknown): number | FieldIssue {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : invalid(WHOLE);
+  if (typeof v === 'string') {
+    if (!/^-?\d{1,16}$/.test(v)) return invalid(WHOLE);
+    const n = Number(v);
+    return Number.isSafeInteger(n) ? n : invalid('is too large');
+  }
+  return invalid('must be a whole number');
+}
+
+export function Int(rule: IntRule = {}): PropertyDecorator {
+  const min = rule.min ?? 0;
+  const max = rule.max ?? Number.MAX_SAFE_INTEGER;
+  return wireField(
+    {
+      oneOf: [
+        { type: 'integer', minimum: min, maximum: max },
+        { type: 'string', pattern: '^-?\\d{1,16}$', description: 'the same integer written in digits' },
+      ],
+    },
+    (v) => {
+      const n = intOf(v);
+      if (typeof n !== 'number') return n;
+      return n < min || n > max ? invalid(`must be from ${min} to ${max}`) : null;
+    },
+    rule,
+  );
+}
+
+export function boolOf(v: unknown): boolean | undefined {
+  if (v === true || v === 'true') return true;
+  if (v === false || v === 'false') return false;
+  return undefined;
+}
+
+/** A flag: true/false or "true"/"false". */
+export function Bool(rule: Presence = {}): PropertyDecorator {
+  return wireField(
+    { oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] },
+    (v) => (boolOf(v) === undefined ? invalid('must be true or false') : null),
+    { example: false, ...rule },
+  );
+}
+
+/** Any other rule on one field, with its own wire code (card rules, numeric text, URLs). */
+export function Check(doc: ApiPropertyOptions, check: FieldCheck, rule: Presence = {}): PropertyDecorator {
+  return wireField(doc, check, rule);
+}
+
+/** @nestjs/swagger resolves a class lazily only from a function named "type". */
+function lazy(cls: () => new () => object) {
+  const type = () => cls();
+  return type;
+}
+
+/** An object validated by its own class; its fields' paths continue this one's. */
+export function Nested(cls: () => new () => object, rule: Presence = {}): PropertyDecorator {
+  return (target: object, key: string | symbol) => {
+    wireField({ type: lazy(cls) }, (v) => (isPlainObject(v) ? null : invalid('must be an object')), rule)(target, key);
+    Type(cls)(target, key);
+    ValidateNested()(target, key);
+  };
+}
+
+/** A list of objects, each validated by its class; a non-object element is named by its index. */
+export function NestedList(cls: () => new () => object, rule: Presence & { maxItems: number; what: string }): PropertyDecorator {
+  return (target: object, key: string | symbol) => {
+    wireField(
+      { type: lazy(cls), isArray: true, maxItems: rule.maxItems },
+      (v) => {
+        if (!Array.isArray(v)) return invalid(`must be an array of ${rule.what}`);
+        if (v.length > rule.maxItems) return invalid(`may have at most ${rule.maxItems} entries`);
+        const bad = v.findIndex((e) => !isPlainObject(e));
+        return bad < 0 ? null : invalid('must be an object', `[${bad}]`);
+      },
+      rule,
+    )(target, key);
+    Type(cls)(target, key);
+    ValidateNested({ each: true })(target, key);
+  };
+}

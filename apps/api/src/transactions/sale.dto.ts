@@ -1,0 +1,233 @@
+import { ErrorCodes, FieldProblem, PaymentMethod, SaleInput, SplitEntryInput } from '@app/contracts';
+import { BillingDto, billingOf } from '../envelope/billing.dto';
+import { CardExpirationDate, CardHolder, CardNumber, CardSecurityCode, Flag, tokenKeyOf } from '../envelope/card-fields';
+import { validated } from '../envelope/validate';
+import { Bool, boolOf, Check, FieldCheck, Int, intOf, invalid, Nested, NestedList, Text, textOf } from '../envelope/wire-fields';
+
+const TOKEN = /^[0-9a-fA-F]{64}$/;
+// Any numeric text (sign, exponent, many decimals): its range and precision are the split
+// engine's to judge, with their SPLIT_PERCENTAGE_* codes.
+const NUMERIC = /^[+-]?(?:\d{1,20}(?:\.\d{0,40})?|\.\d{1,40})(?:[eE][+-]?\d{1,3})?$/;
+/** Every acquirer code is served (by the sandbox acquirer outside production). */
+export const ACQUIRER_CODES = { min: 1, max: 999 };
+export const MAX_SPLIT_ENTRIES = 100;
+
+const num = (v: unknown): number | undefined => {
+  const n = intOf(v);
+  return typeof n === 'number' ? n : undefined;
+};
+
+export class OrderDto {
+  @Text({ required: true, max: 64, example: 'A-1001', description: "The merchant's own reference; report can find the latest sale by it." })
+  reference!: string;
+
+  @Int({ required: true, min: 1, example: 150000, description: 'Integer cents.' })
+  totalAmount!: number;
+}
+
+/** Instalments: one for methods 1 (credit) and 4 (debit), 2 to 12 for methods 2 and 3. */
+const instalmentsFit: FieldCheck = (v, owner) => {
+  const method = num(owner.method);
+  const n = num(v)!;
+  if ((method === 1 || method === 4) && n !== 1) return invalid('must be 1 for methods 1 (credit) and 4 (debit)');
+  if ((method === 2 || method === 3) && n < 2) return invalid('must be from 2 to 12 for instalment methods 2 and 3');
+  return null;
+};
+
+const tokenCheck: FieldCheck = (v) => {
+  const text = textOf(v);
+  return text !== undefined && TOKEN.test(text) ? null : invalid('must be a token of 64 hexadecimal characters');
+};
+
+export class SplitEntryDto {
+  @Text({ max: 64, example: '0b6f5c3e-6a4d-4f0e-9a1b-2c3d4e5f6a7b', description: 'An approved recipient of this merchant.' })
+  recipient?: string;
+
+  @Check(
+    { oneOf: [{ type: 'number' }, { type: 'string', pattern: NUMERIC.source }], description: 'Percent of the amount, 1 to 100 with at most 2 decimals; or give amount.' },
+    (v) => {
+      const text = typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : '';
+      return NUMERIC.test(text) ? null : invalid('must be a number from 1 to 100 with at most 2 decimals');
+    },
+    { example: '33.33' },
+  )
+  percentage?: string | number;
+
+  @Int({ min: Number.MIN_SAFE_INTEGER, example: 1000, description: 'Integer cents; or give percentage.' })
+  amount?: number;
+
+  @Bool({ description: 'Default true: the recipient bears chargebacks pro rata.' })
+  liable?: boolean;
+
+  @Bool({ description: 'Default false.' })
+  charge_processing_fee?: boolean;
+
+  @Bool({ description: 'Default false.' })
+  charge_recipient_processing_fee?: boolean;
+
+  @Bool({ description: 'Default false.' })
+  is_gross_amount?: boolean;
+}
+
+export class PaymentDto {
+  @Int({ required: true, ...ACQUIRER_CODES, example: 26 })
+  acquirer!: number;
+
+  @Int({ required: true, min: 1, max: 4, example: 1, description: '1 credit, 2 merchant instalments, 3 issuer instalments, 4 debit.' })
+  method!: PaymentMethod;
+
+  @Int({ required: true, min: 1, example: 150000, description: 'Integer cents; must equal order.totalAmount.' })
+  amount!: number;
+
+  @Text({ required: true, pattern: /^\d{3}$/, hint: 'must be a three-digit ISO 4217 code such as 986', example: '986' })
+  currency!: string;
+
+  @Text({ required: true, pattern: /^[A-Za-z]{3}$/, hint: 'must be a three-letter country code such as BRA', example: 'BRA' })
+  country!: string;
+
+  @Int({
+    min: 1, max: 12, example: 1, also: instalmentsFit,
+    required: (owner) => [2, 3].includes(num(owner.method) ?? 0),
+    description: 'The number of instalments (default 1).',
+  })
+  numberOfPayments?: number;
+
+  @Text({ max: 16, pattern: /^\d+$/, hint: 'must contain digits only', example: '0' })
+  groupNumber?: string;
+
+  @Int({
+    min: 0, example: 0, description: 'Airport departure tax in integer cents, at most the amount.',
+    also: (v, owner) => {
+      const amount = num(owner.amount);
+      return amount !== undefined && num(v)! > amount ? invalid('must not be more than payment.amount') : null;
+    },
+  })
+  departureTax?: number;
+
+  @Text({ max: 22, pattern: /^[\x20-\x7e]*$/, hint: 'must be printable text', example: 'SHOP' })
+  softDescriptor?: string;
+
+  @Flag()
+  flag?: string;
+
+  @Bool({ description: 'Vault the card and return its token (default false).' })
+  saveCreditCard?: boolean;
+
+  @Bool({ description: 'Same as saveCreditCard.' })
+  generateToken?: boolean;
+
+  @Check({ type: 'string', pattern: TOKEN.source, description: 'A token of this merchant instead of the card fields.' }, tokenCheck)
+  tokenCard?: string;
+
+  @Check({ type: 'string', pattern: TOKEN.source, description: 'Another name for tokenCard.' }, tokenCheck)
+  cardToken?: string;
+
+  @CardNumber({ orToken: true })
+  cardNumber?: string;
+
+  @CardHolder({ orToken: true })
+  cardHolder?: string;
+
+  @CardExpirationDate({ orToken: true })
+  cardExpirationDate?: string;
+
+  @CardSecurityCode()
+  cardSecurityCode?: string;
+
+  @NestedList(() => SplitEntryDto, { maxItems: MAX_SPLIT_ENTRIES, what: 'split entries' })
+  split?: SplitEntryDto[];
+}
+
+function checkUrlReturn(v: unknown) {
+  const raw = textOf(v);
+  if (raw === undefined) return invalid('must be a string');
+  if (raw.length > 2048) return invalid('must be at most 2048 characters');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return invalid('must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return invalid('must be an http or https URL');
+  if (url.username || url.password) return invalid('must not carry credentials');
+  return null;
+}
+
+/** `sale` and `authorize` share this body. */
+export class SaleDto {
+  @Nested(() => OrderDto, { required: true })
+  order!: OrderDto;
+
+  @Nested(() => PaymentDto, { required: true })
+  payment!: PaymentDto;
+
+  @Nested(() => BillingDto)
+  billing?: BillingDto;
+
+  @Check({ type: 'string', format: 'uri', maxLength: 2048, description: 'Where the gateway posts the outcome (signed).' }, checkUrlReturn, { example: 'https://merchant.example/listener' })
+  urlReturn?: string;
+
+  @Bool()
+  fraud?: boolean;
+}
+
+/**
+ * A sale or authorize body as the gateway takes it. Every problem is listed in one 400. Amounts
+ * are integer cents; split percentages stay decimal text (never a float).
+ */
+export function parseSale(body: Record<string, unknown>): SaleInput {
+  const dto = validated(SaleDto, body, '', (s) => {
+    const total = num(s.order?.totalAmount);
+    const amount = num(s.payment?.amount);
+    const problems: FieldProblem[] = [];
+    if (total !== undefined && amount !== undefined && total !== amount) {
+      problems.push({ code: ErrorCodes.InvalidField, parameter: 'payment.amount', message: 'payment.amount must equal order.totalAmount.' });
+    }
+    return problems;
+  });
+  const p = dto.payment;
+  const tokenKey = tokenKeyOf(p as unknown as Record<string, unknown>);
+  const card = tokenKey
+    ? { tokenCard: String(p[tokenKey]).toLowerCase() }
+    : { card: { cardNumber: textOf(p.cardNumber)!, cardHolder: textOf(p.cardHolder)!, cardExpirationDate: textOf(p.cardExpirationDate)!, cardSecurityCode: textOf(p.cardSecurityCode) } };
+  const optionalText = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : textOf(v));
+  const optionalInt = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : num(v));
+  return {
+    order: { reference: textOf(dto.order.reference)!, totalAmount: num(dto.order.totalAmount)! },
+    payment: {
+      acquirer: num(p.acquirer)!,
+      method: num(p.method)! as PaymentMethod,
+      amount: num(p.amount)!,
+      currency: textOf(p.currency)!,
+      country: textOf(p.country)!.toUpperCase(),
+      numberOfPayments: optionalInt(p.numberOfPayments) ?? 1,
+      groupNumber: optionalText(p.groupNumber),
+      flag: optionalText(p.flag),
+      softDescriptor: optionalText(p.softDescriptor),
+      departureTax: optionalInt(p.departureTax),
+      saveCreditCard: boolOf(p.saveCreditCard) ?? false,
+      generateToken: boolOf(p.generateToken) ?? false,
+      split: p.split?.map(splitEntryOf),
+      ...card,
+      ...(tokenKey && optionalText(p.cardSecurityCode) ? { cardSecurityCode: textOf(p.cardSecurityCode) } : {}),
+    },
+    billing: billingOf(dto.billing),
+    urlReturn: optionalText(dto.urlReturn) === undefined ? undefined : new URL(textOf(dto.urlReturn)!).toString(),
+    fraud: boolOf(dto.fraud) ?? false,
+  };
+}
+
+function splitEntryOf(e: SplitEntryDto): SplitEntryInput {
+  const given = (v: unknown) => v !== undefined && v !== null && v !== '';
+  const out: SplitEntryInput = {
+    recipient: given(e.recipient) ? textOf(e.recipient) : undefined,
+    liable: boolOf(e.liable) ?? true,
+    chargeProcessingFee: boolOf(e.charge_processing_fee) ?? false,
+    chargeRecipientProcessingFee: boolOf(e.charge_recipient_processing_fee) ?? false,
+    isGrossAmount: boolOf(e.is_gross_amount) ?? false,
+  };
+  if (given(e.percentage)) out.percentage = typeof e.percentage === 'number' ? String(e.percentage) : String(e.percentage).trim();
+  if (given(e.amount)) out.amount = num(e.amount);
+  return out;
+}
+
