@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { registerDecorator, ValidateNested } from 'class-validator';
 import { ErrorCode, ErrorCodes } from '@app/contracts';
 
@@ -52,11 +51,46 @@ export interface Presence {
   example?: unknown;
 }
 
+type Ctor = new () => object;
+interface FieldShape {
+  /** The class of a nested object, or of each element of a nested list. */
+  nested?: () => Ctor;
+}
+
+/** Every class's wire fields, in declaration order: what `instantiate` copies. */
+const FIELDS = new Map<object, Map<string, FieldShape>>();
+
+function shapeOf(target: object, key: string): FieldShape {
+  let fields = FIELDS.get(target.constructor);
+  if (!fields) FIELDS.set(target.constructor, (fields = new Map()));
+  let shape = fields.get(key);
+  if (!shape) fields.set(key, (shape = {}));
+  return shape;
+}
+
+/**
+ * The plain object as an instance of `cls` (nested objects and list elements as theirs), which
+ * is what class-validator validates. Only declared fields are copied: anything else a merchant
+ * sends is ignored, and no key of the input ever lands on a prototype.
+ */
+export function instantiate<T extends object>(cls: new () => T, plain: Record<string, unknown>): T {
+  const out = Object.create(cls.prototype) as Record<string, unknown>;
+  for (const [key, shape] of FIELDS.get(cls) ?? []) {
+    if (!Object.prototype.hasOwnProperty.call(plain, key)) continue;
+    const v = plain[key];
+    if (shape.nested && isPlainObject(v)) out[key] = instantiate(shape.nested(), v);
+    else if (shape.nested && Array.isArray(v)) out[key] = v.map((e) => (isPlainObject(e) ? instantiate(shape.nested!(), e) : e));
+    else out[key] = v;
+  }
+  return out as T;
+}
+
 /** Registers `check` as the field's constraint, and `doc` as its OpenAPI property. */
 function wireField(doc: ApiPropertyOptions, check: FieldCheck, presence: Presence): PropertyDecorator {
   return (target: object, propertyName: string | symbol) => {
     ApiProperty({ required: presence.required === true, description: presence.description, example: presence.example, ...doc } as ApiPropertyOptions)(target, propertyName);
     const key = String(propertyName);
+    shapeOf(target, key);
     const run = (value: unknown, owner: Record<string, unknown>): FieldIssue | null => {
       if (!present(value)) {
         const required = typeof presence.required === 'function' ? presence.required(owner) : presence.required;
@@ -174,7 +208,7 @@ function lazy(cls: () => new () => object) {
 export function Nested(cls: () => new () => object, rule: Presence = {}): PropertyDecorator {
   return (target: object, key: string | symbol) => {
     wireField({ type: lazy(cls) }, (v) => (isPlainObject(v) ? null : invalid('must be an object')), rule)(target, key);
-    Type(cls)(target, key);
+    shapeOf(target, String(key)).nested = cls;
     ValidateNested()(target, key);
   };
 }
@@ -192,7 +226,7 @@ export function NestedList(cls: () => new () => object, rule: Presence & { maxIt
       },
       rule,
     )(target, key);
-    Type(cls)(target, key);
+    shapeOf(target, String(key)).nested = cls;
     ValidateNested({ each: true })(target, key);
   };
 }
