@@ -18,7 +18,8 @@ const TTL_MS = 24 * 3600 * 1000;
  * Idempotency-Key on POST: the first request with a key runs and its answer is stored; the same
  * key with the same body within 24 h gets that answer again; with another body, a 409. A
  * concurrent duplicate waits for the first one's answer instead of running a second time.
- * The request fingerprint is an HMAC (the body can hold a card number: never an unkeyed hash).
+ * The request fingerprint is an HMAC (the body can hold a card number: never an unkeyed hash) of
+ * the exact bytes received: no re-serialization, whose cost and recursion grew with the body.
  */
 @Injectable()
 export class IdempotencyService {
@@ -31,10 +32,10 @@ export class IdempotencyService {
     this.hmacKey = createHmac('sha256', config.transitKeys.active.key).update('idempotency-request-hash').digest();
   }
 
-  async run(merchantId: string, key: string | undefined, path: string, rawBody: unknown, work: () => Promise<{ status: number; body: unknown }>): Promise<StoredResponse> {
+  async run(merchantId: string, key: string | undefined, path: string, rawBody: Buffer, work: () => Promise<{ status: number; body: unknown }>): Promise<StoredResponse> {
     if (key === undefined) return { ...(await work()), replayed: false };
     if (!KEY.test(key)) throw DomainError.validation(ErrorCodes.InvalidField, 'Idempotency-Key', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.');
-    const hash = createHmac('sha256', this.hmacKey).update(path).update('\0').update(JSON.stringify(rawBody)).digest();
+    const hash = createHmac('sha256', this.hmacKey).update(path).update('\0').update(rawBody).digest();
     const claimed = await this.claim(merchantId, key, hash);
     if (!claimed) return this.replay(merchantId, key, hash);
     try {

@@ -1,6 +1,7 @@
-import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { rawBodyOf } from '../http/json-body';
 import { MerchantAuthService } from '../auth/merchant-auth.service';
 import { parseEnvelope } from '../envelope/envelope.parser';
 import { IdempotencyService } from '../idempotency/idempotency.service';
@@ -38,12 +39,13 @@ export class ReceiverController {
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Headers('prefer') prefer: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
+    @Req() req: FastifyRequest,
   ): Promise<unknown> {
     const env = parseEnvelope(body, OPERATIONS);
     const operation = env.operation as Operation;
     const run = this.parse(operation, env.body, /respond-async/i.test(prefer ?? ''), idempotencyKey);
     const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
-    const result = await this.idempotency.run(merchantId, idempotencyKey, `receiver/${operation}`, body, () => run(merchantId));
+    const result = await this.idempotency.run(merchantId, idempotencyKey, `receiver/${operation}`, rawBodyOf(req) ?? Buffer.alloc(0), () => run(merchantId));
     reply.status(result.status);
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');
     return result.body;
