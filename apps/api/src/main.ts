@@ -9,6 +9,7 @@ import { loadApiConfig } from './config/api.config';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { AppModule } from './app.module';
 import { setUpAdmin } from './admin/admin.setup';
+import { registerJsonBodyParser } from './http/json-body';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
@@ -22,10 +23,15 @@ async function bootstrap(): Promise<void> {
     genReqId: (req: IncomingMessage) => requestIdOf(req),
   });
   const config = loadApiConfig();
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true });
+  // bodyParser: false, Nest's JSON parser is replaced by registerJsonBodyParser below (and its
+  // form parser is not wanted: only JSON is accepted).
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
 
   const fastify = app.getHttpAdapter().getInstance();
+  // Every JSON body (the /admin ones too: registered before the dashboard plugin, which inherits
+  // it) is checked before any handler sees it: UTF-8, depth, control characters... (issue 13).
+  registerJsonBodyParser(fastify);
   // WIRE.md 1: only JSON is accepted. Checked before any parser runs, so a form or text body is a
   // 415 whatever parsers the framework registered.
   fastify.addHook('onRequest', (req, _reply, done) => {
