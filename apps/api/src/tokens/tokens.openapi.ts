@@ -1,4 +1,4 @@
-const verification = { merchantId: '6f1c2a9e-0b7d-4c2e-9a51-3f0d8e7b1c22', merchantKey: 'mk_…' };
+const verification = { merchantId: '4830175925', merchantKey: 'mk_…' };
 
 export const TokenAddExample = {
   'transaction-request': {
