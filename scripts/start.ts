@@ -228,7 +228,8 @@ async function merchantExists(databaseUrl: string, merchantId: string): Promise<
   const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
   try {
     await client.connect();
-    const { rowCount } = await client.query('SELECT 1 FROM merchants WHERE id::text = $1', [merchantId]);
+    // A saved merchant has its public id (or, saved before public ids, its UUID).
+    const { rowCount } = await client.query('SELECT 1 FROM merchants WHERE public_id = $1 OR id::text = lower($1)', [merchantId]);
     return rowCount === 1;
   } catch {
     // If the schema moved on and we can't tell, keep the saved merchant rather than pile up new ones.

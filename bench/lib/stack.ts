@@ -12,7 +12,10 @@ import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, wait
 
 export interface BenchStack {
   baseUrl: string;
+  /** As merchant:create printed it (merchantId is the public id): what envelopes carry. */
   merchant: { merchantId: string; merchantKey: string };
+  /** The merchant's internal id (UUID): what jobs and merchant_id columns hold. */
+  merchantInternalId: string;
   env: NodeJS.ProcessEnv;
   apps: BenchApp[];
   teardown(): Promise<void>;
@@ -92,8 +95,9 @@ export async function startBenchStack(): Promise<BenchStack> {
       return health.every(Boolean);
     }, 60_000);
     const merchant = await runCli<{ merchantId: string; merchantKey: string }>(env, ['merchant:create', '--name', 'bench']);
+    const merchantInternalId = await internalIdOf(env, merchant.merchantId);
     const api = apps.find((a) => a.name === 'api')!;
-    return { baseUrl: `http://127.0.0.1:${api.port}`, merchant, env, apps, teardown };
+    return { baseUrl: `http://127.0.0.1:${api.port}`, merchant: { merchantId: merchant.merchantId, merchantKey: merchant.merchantKey }, merchantInternalId, env, apps, teardown };
   } catch (e) {
     await teardown();
     throw e;
@@ -114,7 +118,8 @@ async function seedHistory(databaseUrl: string, rows: number): Promise<void> {
   await db.connect();
   try {
     const merchant = '00000000-0000-4000-8000-00000000b00c';
-    await db.query(`INSERT INTO merchants (id, name, key_hash, webhook_secret) VALUES ($1, 'bench history', '\\x00', 'unused')`, [merchant]);
+    // 1000000008: a valid public id (Luhn); merchant:create draws again should it ever draw this one.
+    await db.query(`INSERT INTO merchants (id, public_id, name, key_hash, webhook_secret) VALUES ($1, '1000000008', 'bench history', '\\x00', 'unused')`, [merchant]);
     await db.query(
       `INSERT INTO transactions (id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
          captured_amount, masked_card, brand, processor, details, created_at, updated_at)
@@ -172,6 +177,19 @@ export async function waitUntilIdle(stack: BenchStack, timeoutMs = 120_000): Pro
 }
 
 /** The operator CLI against the bench stack's database; its one JSON document on stdout. */
+/** The internal id (UUID) of the merchant with this public id (what merchant:create printed). */
+export async function internalIdOf(env: NodeJS.ProcessEnv, publicId: string): Promise<string> {
+  const db = new Client({ connectionString: env.DATABASE_URL });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM merchants WHERE public_id = $1', [publicId]);
+    if (!rows[0]) throw new Error(`no merchant with public id ${publicId}`);
+    return rows[0].id;
+  } finally {
+    await db.end();
+  }
+}
+
 export async function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
   const r = await runNode(cliEntry(repoRoot()), args, { cwd: repoRoot(), env, timeoutMs: 30_000 });
   if (r.code !== 0) throw new Error(`cli ${args.join(' ')} failed: ${r.stderr.trim() || r.stdout.trim()}`);

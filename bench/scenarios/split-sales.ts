@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { waitUntil } from '../../scripts/lib/processes';
 import { LoadShape } from '../lib/load';
 import { Scenario } from '../lib/scenario';
-import { BenchStack, runCli } from '../lib/stack';
+import { BenchStack, internalIdOf, runCli } from '../lib/stack';
 
 /**
  * Approved sales carrying a 3-entry split, then the wait for settlement to write their payables
@@ -63,12 +63,12 @@ export function splitSaleScenarios(closed: LoadShape): Scenario[] {
             },
           });
       },
-      afterLoad: (stack, loadEndedAt) => waitForPayables(stack, merchant.merchantId, loadEndedAt),
+      afterLoad: async (stack, loadEndedAt) => waitForPayables(stack, await internalIdOf(stack.env, merchant.merchantId), loadEndedAt),
     },
   ];
 }
 
-/** Polls until every captured sale of the merchant has its settlement (hence its payables). */
+/** Polls until every captured sale of the merchant (by internal id) has its settlement (hence its payables). */
 async function waitForPayables(stack: BenchStack, merchantId: string, loadEndedAt: number): Promise<{ note: string; failures: number }> {
   const pg = new Client({ connectionString: stack.env.DATABASE_URL });
   await pg.connect();

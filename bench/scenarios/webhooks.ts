@@ -42,7 +42,7 @@ async function deliver(queue: Queue, stack: BenchStack, listener: WebhookListene
     await queue.addBulk(
       Array.from({ length: Math.min(CHUNK, total - i) }, (_, k) => ({
         name: Events.TransactionStatusChanged,
-        data: { p: event(stack.merchant.merchantId, url, i + k) } satisfies JobEnvelope<TransactionEvent>,
+        data: { p: event(stack.merchantInternalId, url, i + k) } satisfies JobEnvelope<TransactionEvent>,
         // The options the API's event publisher uses, and an id of our own per job.
         opts: { jobId: `${run}-${i + k}`, attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true },
       })),
@@ -67,7 +67,7 @@ export async function benchWebhooks(stack: BenchStack, fastEvents: number, slowE
   const redis = new IORedis(stack.env.REDIS_URL as string, { maxRetriesPerRequest: null });
   const queue = new Queue(Events.TransactionStatusChanged, { connection: redis, prefix: stack.env.QUEUE_PREFIX });
   // The body the notifier sends for such an event, so the bare client posts the same size.
-  const sample = event(stack.merchant.merchantId, 'http://127.0.0.1/', 0).view!;
+  const sample = event(stack.merchantInternalId, 'http://127.0.0.1/', 0).view!;
   const body = JSON.stringify({ type: Events.TransactionStatusChanged, timestamp: new Date().toISOString(), data: toTransactionResponse(sample) });
   const runTag = Date.now().toString(36);
   const figures: Figure[] = [];

@@ -37,7 +37,7 @@ describe('hostile bodies', () => {
     return { status: res.status, headers: Object.fromEntries(res.headers.entries()), text, json: JSON.parse(text) as any };
   };
   const rowsOf = async (m: MerchantCredentials) => {
-    const count = async (table: string) => Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.merchantId])).rows[0].n);
+    const count = async (table: string) => Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.internalId])).rows[0].n);
     return { transactions: await count('transactions'), token_cards: await count('vault.token_cards'), idempotency_keys: await count('idempotency_keys') };
   };
   const expect400 = (res: { status: number; json: any; text: string }, parameter: string) => {
@@ -126,7 +126,7 @@ describe('hostile bodies', () => {
     // The same document with other whitespace is the same request.
     const respaced = await sendRaw('/v1/receiver', Buffer.from(` ${text}\n`), { 'idempotency-key': 'clean-1' });
     expect([respaced.status, respaced.headers['idempotent-replayed'], respaced.json.transactionId]).toEqual([200, 'true', first.json.transactionId]);
-    const stored = await db.query('SELECT reference FROM transactions WHERE merchant_id = $1', [clean.merchantId]);
+    const stored = await db.query('SELECT reference FROM transactions WHERE merchant_id = $1', [clean.internalId]);
     expect(stored.rows).toEqual([{ reference: 'Ünïcode 😀 ref' }]);
   });
 });

@@ -236,7 +236,10 @@ describe('money operations under concurrency', () => {
     ]);
     const run = await runCliRaw<Json>(['acquirer:reconcile', '--merchant', tampered.merchantId, '--since', since]);
     expect(run.code).toBe(1);
-    expect(run.json?.differences).toEqual([{ transactionId: id.toUpperCase(), merchantId: tampered.merchantId.toLowerCase(), check: 'captured', gateway: 0, acquirer: 300 }]);
-    await expect(runCli(['acquirer:reconcile', '--merchant', 'not-a-merchant'])).rejects.toThrow('--merchant must be a merchant id');
+    expect(run.json?.differences).toEqual([{ transactionId: id.toUpperCase(), merchantId: tampered.merchantId, check: 'captured', gateway: 0, acquirer: 300 }]);
+    await expect(runCli(['acquirer:reconcile', '--merchant', 'not-a-merchant'])).rejects.toThrow('--merchant: no merchant "not-a-merchant"');
+    // The UUID still names it (merchants integrated before public ids); the output names it by public id.
+    const byUuid = await runCliRaw<Json>(['acquirer:reconcile', '--merchant', tampered.internalId.toUpperCase(), '--since', since]);
+    expect(byUuid.json?.differences).toEqual(run.json?.differences);
   });
 });

@@ -253,7 +253,7 @@ describe('webhook delivery to urlReturn', () => {
       `INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, body, next_attempt_at, created_at)
        SELECT b.id, $2, gen_random_uuid(), 2, 'transaction.status_changed', 'http://127.0.0.1:9/backlog', '{}', now() - interval '1 hour', now() - interval '2 hours'
        FROM unnest($1::uuid[]) AS b (id)`,
-      [backlog, shop.merchantId],
+      [backlog, shop.internalId],
     );
     try {
       await deliversLostDelivery();

@@ -33,7 +33,7 @@ describe('sales under faults', () => {
       },
     }, headers);
 
-  const statusesOf = async (merchantId: string) =>
+  const statusesOf = async (merchantId: string) => // the internal id
     (await db.query<{ id: string; status: number }>('SELECT id, status FROM transactions WHERE merchant_id = $1', [merchantId])).rows;
 
   it('publishes every outbox event exactly once after a Redis outage during commits', async () => {
@@ -48,8 +48,8 @@ describe('sales under faults', () => {
       await redis.stop();
 
       // The outcomes commit to Postgres with their outbox events while Redis is away.
-      await eventually(async () => expect((await statusesOf(m.merchantId)).filter((t) => t.status === 8)).toHaveLength(20), { timeoutMs: 30_000 });
-      const ids = (await statusesOf(m.merchantId)).map((t) => t.id);
+      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status === 8)).toHaveLength(20), { timeoutMs: 30_000 });
+      const ids = (await statusesOf(m.internalId)).map((t) => t.id);
       const pending = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = ANY($1) AND published_at IS NULL', [ids]);
       expect(pending.rows[0].n).toBeGreaterThan(0);
 
@@ -87,16 +87,16 @@ describe('sales under faults', () => {
       const m = await createMerchant('crash shop');
       const digits = [1, 2, 9, 8, 0];
       const responses = Array.from({ length: 200 }, (_, i) => sale(stack, m, digits[i % digits.length], `CR-${i}`));
-      await eventually(async () => expect((await statusesOf(m.merchantId)).filter((t) => t.status !== 0).length).toBeGreaterThan(20), { timeoutMs: 30_000, intervalMs: 50 });
+      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status !== 0).length).toBeGreaterThan(20), { timeoutMs: 30_000, intervalMs: 50 });
       await stack.tokenizer.kill();
       await stack.restart('tokenizer');
 
       const answered = await Promise.all(responses);
       // Each sale was answered with its outcome, or as pending (202) to resolve later; none failed.
       expect(answered.filter((r) => r.status !== 200 && r.status !== 202).map((r) => r.status)).toEqual([]);
-      await eventually(async () => expect((await statusesOf(m.merchantId)).filter((t) => t.status === 0)).toEqual([]), { timeoutMs: 90_000, intervalMs: 500 });
+      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status === 0)).toEqual([]), { timeoutMs: 90_000, intervalMs: 500 });
 
-      const sales = await statusesOf(m.merchantId);
+      const sales = await statusesOf(m.internalId);
       expect(sales).toHaveLength(200);
       const calls = await db.query<{ operation_key: string; charges: number; repeats: number }>(
         `SELECT operation_key, count(*) FILTER (WHERE NOT repeat)::int AS charges, count(*) FILTER (WHERE repeat)::int AS repeats

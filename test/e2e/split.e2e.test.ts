@@ -78,7 +78,9 @@ describe('split settlement', () => {
       ['recipient unknown', 'SPLIT_RECIPIENT_NOT_FOUND', 'payment.split[1].recipient', () => [entry(0), { recipient: '00000000-0000-4000-8000-000000000000', percentage: 5 }], 10_000],
       ["another merchant's recipient", 'SPLIT_RECIPIENT_NOT_FOUND', 'payment.split[0].recipient', () => [{ recipient: foreign, percentage: 5 }], 10_000],
       ['recipient not approved', 'SPLIT_RECIPIENT_NOT_ACTIVE', 'payment.split[0].recipient', () => [{ recipient: pending, percentage: 5 }], 10_000],
-      ['recipient is the merchant', 'SPLIT_RECIPIENT_IS_MERCHANT', 'payment.split[0].recipient', () => [{ recipient: shop.merchantId, percentage: 5 }], 10_000],
+      ['recipient is the merchant (its public id)', 'SPLIT_RECIPIENT_IS_MERCHANT', 'payment.split[0].recipient', () => [{ recipient: shop.merchantId, percentage: 5 }], 10_000],
+      ['recipient is the merchant (its UUID, upper case)', 'SPLIT_RECIPIENT_IS_MERCHANT', 'payment.split[1].recipient', () => [entry(0), { recipient: shop.internalId.toUpperCase(), percentage: 5 }], 10_000],
+      ["another merchant's public id", 'SPLIT_RECIPIENT_NOT_FOUND', 'payment.split[0].recipient', () => [{ recipient: other.merchantId, percentage: 5 }], 10_000],
       ['neither percentage nor amount', 'SPLIT_VALUE_REQUIRED', 'payment.split[0]', () => [{ recipient: r[0] }], 10_000],
       ['both percentage and amount', 'SPLIT_VALUE_AMBIGUOUS', 'payment.split[2]', () => [entry(0), entry(1), entry(2, { amount: 100 })], 10_000],
       ['percentage over 100', 'SPLIT_PERCENTAGE_OUT_OF_RANGE', 'payment.split[0].percentage', () => [entry(0, { percentage: '100.5' })], 10_000],
@@ -104,7 +106,7 @@ describe('split settlement', () => {
       expect(res.json.result.error.errors).toContainEqual(expect.objectContaining({ code, parameter }));
       expect(JSON.stringify(res.json)).not.toContain(SANDBOX_CARDS[1]);
       // Nothing was recorded, nothing was charged.
-      const rows = await db.query('SELECT 1 FROM transactions WHERE merchant_id = $1 AND reference = $2', [shop.merchantId, body.order.reference]);
+      const rows = await db.query('SELECT 1 FROM transactions WHERE merchant_id = $1 AND reference = $2', [shop.internalId, body.order.reference]);
       expect(rows.rowCount).toBe(0);
     });
 
@@ -271,7 +273,7 @@ describe('split settlement', () => {
     const connection = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
     const queue = new Queue('transaction.captured', { connection, prefix: process.env.QUEUE_PREFIX });
     try {
-      const payload = { transactionId: res.json.transactionId, merchantId: shop.merchantId, statusVersion: 2, amount: 5_000, capturedAmount: 5_000, cancelledAmount: 0 };
+      const payload = { transactionId: res.json.transactionId, merchantId: shop.internalId, statusVersion: 2, amount: 5_000, capturedAmount: 5_000, cancelledAmount: 0 };
       const jobs = await Promise.all([1, 2, 3].map((i) => queue.add('transaction.captured', { p: payload }, { jobId: `redelivery-${res.json.transactionId}-${i}` })));
       await eventually(async () => expect(await Promise.all(jobs.map((j) => j.getState()))).toEqual(['completed', 'completed', 'completed']));
     } finally {

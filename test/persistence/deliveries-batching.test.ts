@@ -19,7 +19,7 @@ describe('DeliveriesRepository batching (real Postgres)', () => {
   });
 
   beforeAll(async () => {
-    merchantId = (await createMerchant('batching shop')).merchantId.toLowerCase();
+    merchantId = (await createMerchant('batching shop')).internalId;
     db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 4)).initialize();
     repo = new DeliveriesRepository(db);
   });

@@ -22,7 +22,7 @@ describe('TransactionsRepository batching (real Postgres)', () => {
   const eventsOf = async (id: string) => (await db.query('SELECT event FROM outbox WHERE aggregate_id = $1', [id])).length;
 
   beforeAll(async () => {
-    merchantId = (await createMerchant('tx batching shop')).merchantId.toLowerCase();
+    merchantId = (await createMerchant('tx batching shop')).internalId;
     db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 4)).initialize();
     repo = new TransactionsRepository(db);
   });
@@ -62,7 +62,7 @@ describe('LedgerRepository capture batching (real Postgres)', () => {
   let merchantId: string;
 
   beforeAll(async () => {
-    merchantId = (await createMerchant('ledger batching shop')).merchantId.toLowerCase();
+    merchantId = (await createMerchant('ledger batching shop')).internalId;
     db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 4)).initialize();
     transactions = new TransactionsRepository(db);
     ledger = new LedgerRepository(db);

@@ -11,6 +11,7 @@ import {
   startPrivateRedisServer,
 } from '../../scripts/lib/local-servers';
 import { appEntry, cliEntry, lastJsonLine, repoRoot, runNode, sleep, within } from '../../scripts/lib/processes';
+import { Client } from 'pg';
 import { remember } from './leftovers';
 
 /**
@@ -226,9 +227,12 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
 // ---------------------------------------------------------------------------------------------
 
 export interface MerchantCredentials {
+  /** The public id merchant:create printed (10 digits): what envelopes and CLI options carry. */
   merchantId: string;
   merchantKey: string;
   webhookSecret: string;
+  /** The internal id (UUID), not printed by the CLI: what every merchant_id column holds. For SQL in tests. */
+  internalId: string;
 }
 
 export interface CliRun<T> {
@@ -270,9 +274,23 @@ export async function runCli<T = Record<string, unknown>>(args: string[], env: R
   return r.json;
 }
 
-/** A merchant of its own for a suite: `merchant:create --name <name>`. */
-export function createMerchant(name: string, env: Record<string, string> = {}): Promise<MerchantCredentials> {
-  return runCli<MerchantCredentials>(['merchant:create', '--name', name], env);
+/** A merchant of its own for a suite: `merchant:create --name <name>`, plus its internal id read from the database. */
+export async function createMerchant(name: string, env: Record<string, string> = {}): Promise<MerchantCredentials> {
+  const printed = await runCli<Omit<MerchantCredentials, 'internalId'>>(['merchant:create', '--name', name], env);
+  return { ...printed, internalId: await internalIdOf(printed.merchantId, env.DATABASE_URL ?? process.env.DATABASE_URL!) };
+}
+
+/** The internal id (UUID) of the merchant with this public id. */
+export async function internalIdOf(publicId: string, databaseUrl = process.env.DATABASE_URL!): Promise<string> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM merchants WHERE public_id = $1', [publicId]);
+    if (!rows[0]) throw new Error(`no merchant with public id ${publicId}`);
+    return rows[0].id;
+  } finally {
+    await db.end();
+  }
 }
 
 export interface HttpResult {

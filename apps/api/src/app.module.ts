@@ -7,7 +7,7 @@ import { HttpExceptionFilter } from './errors/http-exception.filter';
 import { gatewayClientProvider } from './messaging/gateway-client.provider';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
-import { DeliveriesRepository, FeePlansRepository, LedgerRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { DeliveriesRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
 import { AdminController } from './admin/admin.controller';
 import { AdminQueues } from './admin/admin-queues';
 import { IdempotencyService } from './idempotency/idempotency.service';
@@ -24,6 +24,7 @@ export class AppModule {
       controllers: [TokensController, ReceiverController, AdminController],
       providers: [
         { provide: ApiConfig, useValue: config },
+        MerchantsRepository,
         MerchantAuthService,
         TokensService,
         ReceiverService,

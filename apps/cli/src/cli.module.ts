@@ -1,7 +1,7 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
-import { dataSourceOptions, DeliveriesRepository, FeePlansRepository, LedgerRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { dataSourceOptions, DeliveriesRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
 import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
@@ -20,6 +20,7 @@ import { VaultRotationService } from './vault/vault-rotation.service';
       inject: [CliConfig],
       useFactory: (cfg: CliConfig) => new DataSource(dataSourceOptions(cfg.base.databaseUrl, 2)).initialize(),
     },
+    MerchantsRepository,
     MerchantCreateCommand,
     MerchantRotateKeyCommand,
     VaultRotateKeyCommand,

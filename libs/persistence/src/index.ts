@@ -10,3 +10,5 @@ export * from './settlement/fee-plans.repository';
 export * from './settlement/ledger.repository';
 export * from './webhooks/deliveries.repository';
 export * from './transactions/operations.repository';
+export * from './merchants/merchant-public-id';
+export * from './merchants/merchants.repository';

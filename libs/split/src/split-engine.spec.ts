@@ -313,6 +313,8 @@ describe('SPLIT.md 3: validateSplit, one case per error code', () => {
     { code: C.RecipientNotFound, parameter: 'payment.split[1].recipient', entries: [pct('r1', '10'), pct('zz', '10')] },
     { code: C.RecipientNotActive, parameter: 'payment.split[0].recipient', entries: [pct('p1', '10')] },
     { code: C.RecipientIsMerchant, parameter: 'payment.split[0].recipient', entries: [pct('M1', '10')] },
+    // The merchant named by its public id (what it authenticates with) is the merchant too.
+    { code: C.RecipientIsMerchant, parameter: 'payment.split[1].recipient', entries: [pct('r1', '10'), pct('1234567897', '10')], ctx: { merchantPublicId: '1234567897' } },
     { code: C.ValueRequired, parameter: 'payment.split[0]', entries: [entry('r1', {})] },
     { code: C.ValueAmbiguous, parameter: 'payment.split[0]', entries: [entry('r1', { percentage: '10', amount: 100 })] },
     { code: C.PercentageOutOfRange, parameter: 'payment.split[2].percentage', entries: [pct('r1', '10'), pct('r2', '10'), pct('r3', '0.99')] },

@@ -58,6 +58,11 @@ export interface SplitContext {
   gross: number;
   fee: number;
   merchantId: string;
+  /**
+   * The merchant's public id (what it authenticates with), when a recipient could be it: an entry
+   * naming it is the merchant itself as much as one naming `merchantId`.
+   */
+  merchantPublicId?: string;
   /** The merchant's recipients named by the entries, with their status. */
   recipients: ReadonlyMap<string, 'pending' | 'approved'>;
   maxEntries: number;
@@ -85,7 +90,7 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
     const at = `${path}[${i}]`;
     const recipient = e.recipient?.trim().toLowerCase() ?? '';
     if (!recipient) add(C.RecipientRequired, `${at}.recipient`, `${at}.recipient is required.`);
-    else if (recipient === ctx.merchantId.toLowerCase()) add(C.RecipientIsMerchant, `${at}.recipient`, `${at}.recipient is the merchant itself; the merchant receives the residual without an entry.`);
+    else if (recipient === ctx.merchantId.toLowerCase() || recipient === ctx.merchantPublicId) add(C.RecipientIsMerchant, `${at}.recipient`, `${at}.recipient is the merchant itself; the merchant receives the residual without an entry.`);
     else if (!ctx.recipients.has(recipient)) add(C.RecipientNotFound, `${at}.recipient`, `${at}.recipient is not a recipient of this merchant.`);
     else if (ctx.recipients.get(recipient) !== 'approved') add(C.RecipientNotActive, `${at}.recipient`, `${at}.recipient is not approved yet.`);
     if (recipient && seen.has(recipient)) add(C.RecipientDuplicated, `${at}.recipient`, `${at}.recipient appears in more than one entry.`);

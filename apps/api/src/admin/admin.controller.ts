@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeController } from '@nestjs/swagger';
 import { DomainError, ErrorCodes } from '@app/contracts';
-import { DeliveriesRepository, DeliveryStatus } from '@app/persistence';
+import { DeliveriesRepository, DeliveryRow, DeliveryStatus, MerchantsRepository } from '@app/persistence';
 import { replayDelivery } from '@app/webhooks';
 import { AdminQueues } from './admin-queues';
 
@@ -15,6 +15,7 @@ export class AdminController {
   constructor(
     private readonly deliveries: DeliveriesRepository,
     private readonly queues: AdminQueues,
+    private readonly merchants: MerchantsRepository,
   ) {}
 
   @Get()
@@ -24,14 +25,26 @@ export class AdminController {
     }
     const n = limit === undefined ? 100 : Number(limit);
     if (!Number.isInteger(n) || n < 1 || n > 1000) throw DomainError.validation(ErrorCodes.InvalidField, 'limit', 'limit must be a whole number from 1 to 1000.');
-    return { deliveries: await this.deliveries.list({ status: status as DeliveryStatus | undefined, merchantId: merchant, limit: n }) };
+    // `merchant` is the merchant's public id (or, for merchants integrated before, its UUID).
+    const merchantId = merchant === undefined ? undefined : await this.merchants.resolve(merchant);
+    if (merchant !== undefined && !merchantId) {
+      throw DomainError.validation(ErrorCodes.InvalidField, 'merchant', 'merchant must be the id of a merchant (10 digits, as merchant:create printed it, or its UUID).');
+    }
+    return { deliveries: await this.withPublicIds(await this.deliveries.list({ status: status as DeliveryStatus | undefined, merchantId, limit: n })) };
   }
 
   @Get(':id')
   async show(@Param('id') id: string) {
     const d = await this.deliveries.find(id);
     if (!d) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, 'No such delivery.', 'id');
-    return { delivery: d, attempts: await this.deliveries.attemptsOf(d.id) };
+    const [delivery] = await this.withPublicIds([d]);
+    return { delivery, attempts: await this.deliveries.attemptsOf(d.id) };
+  }
+
+  /** Deliveries name their merchant by public id, as the operator knows it. */
+  private async withPublicIds<T extends Pick<DeliveryRow, 'merchant_id'>>(rows: T[]): Promise<T[]> {
+    const publicIds = await this.merchants.publicIdsOf(rows.map((r) => r.merchant_id));
+    return rows.map((r) => ({ ...r, merchant_id: publicIds.get(r.merchant_id) ?? r.merchant_id }));
   }
 
   @Post(':id/replay')

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCodes, FeeRate, FieldProblem, MethodKind, SaleInput, SettlementTerms, SplitEntryInput, SplitErrorCodes } from '@app/contracts';
-import { FeePlansRepository, RecipientsRepository } from '@app/persistence';
+import { FeePlansRepository, isMerchantPublicId, MerchantsRepository, RecipientsRepository } from '@app/persistence';
 import { methodKind, processingFee, validateSplit } from '@app/split';
 import { ApiConfig } from '../config/api.config';
 
@@ -17,6 +17,7 @@ export class SaleTermsService {
     private readonly recipients: RecipientsRepository,
     private readonly fees: FeePlansRepository,
     private readonly config: ApiConfig,
+    private readonly merchants: MerchantsRepository,
   ) {}
 
   async termsFor(merchantId: string, input: SaleInput, brand: string): Promise<SettlementTerms> {
@@ -28,7 +29,10 @@ export class SaleTermsService {
     const split = input.payment.split?.map((e) => ({ ...e, recipient: e.recipient?.trim().toLowerCase() || undefined }));
     if (split) {
       const recipients = await this.recipients.statusesForMerchant(merchantId, split.map((e) => e.recipient ?? ''));
-      const problems = validateSplit(split, { gross, fee, merchantId, recipients, maxEntries: this.config.splitMaxEntries });
+      // Recipient ids are UUIDs: the merchant's public id is looked up only when an entry names
+      // something of its shape, to refuse it as the merchant itself rather than as an unknown recipient.
+      const merchantPublicId = split.some((e) => isMerchantPublicId(e.recipient ?? '')) ? await this.merchants.publicIdOf(merchantId) : undefined;
+      const problems = validateSplit(split, { gross, fee, merchantId, merchantPublicId, recipients, maxEntries: this.config.splitMaxEntries });
       if (problems.length) throw DomainError.fields(problems, ErrorCodes.InvalidSplit);
     } else if (fee >= gross) {
       throw DomainError.fields([feeExceeds('payment.amount', fee, gross)], ErrorCodes.InvalidField);

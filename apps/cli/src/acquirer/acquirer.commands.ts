@@ -1,10 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { ACQUIRER_CONNECTOR, AcquirerConnector, differencesOf, ReconcileDifference } from '@app/acquirer';
-import { TransactionsRepository } from '@app/persistence';
+import { MerchantsRepository, TransactionsRepository } from '@app/persistence';
+import { merchantOption } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PAGE = 1000;
 
 @Command({
@@ -15,12 +15,13 @@ export class AcquirerReconcileCommand extends CommandRunner {
   constructor(
     private readonly transactions: TransactionsRepository,
     @Inject(ACQUIRER_CONNECTOR) private readonly acquirer: AcquirerConnector,
+    private readonly merchants: MerchantsRepository,
   ) {
     super();
   }
 
   async run(_args: string[], o: { merchant?: string; since?: string; heldGraceS?: string }): Promise<void> {
-    if (o.merchant !== undefined && !UUID.test(o.merchant)) throw new CliError('--merchant must be a merchant id (a UUID)');
+    const merchantId = o.merchant === undefined ? undefined : await merchantOption(this.merchants, o.merchant);
     const since = o.since === undefined ? undefined : new Date(o.since);
     if (since && Number.isNaN(since.getTime())) throw new CliError('--since must be an ISO 8601 time, e.g. 2026-11-23T00:00:00Z');
     if (o.heldGraceS !== undefined && !/^\d{1,6}$/.test(o.heldGraceS)) throw new CliError('--held-grace-s must be whole seconds');
@@ -31,14 +32,16 @@ export class AcquirerReconcileCommand extends CommandRunner {
     const differences: ReconcileDifference[] = [];
     let transactions = 0;
     for (let after = '00000000-0000-0000-0000-000000000000'; ; ) {
-      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId: o.merchant?.toLowerCase(), since, alsoTids });
+      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId, since, alsoTids });
       if (!page.length) break;
       after = page[page.length - 1].id;
       transactions += page.length;
       const books = await this.acquirer.books(page.flatMap((t) => (t.tid ? [t.tid] : [])));
+      // A difference names its merchant as the operator knows it: by public id.
+      const publicIds = await this.merchants.publicIdsOf(page.map((t) => t.merchant_id));
       for (const t of page) {
         const recorded = {
-          id: t.id, merchantId: t.merchant_id, status: t.status,
+          id: t.id, merchantId: publicIds.get(t.merchant_id) ?? t.merchant_id, status: t.status,
           captured: Number(t.captured_amount), cancelled: Number(t.cancelled_amount), heldSince: t.held_since ?? undefined,
         };
         differences.push(...differencesOf(recorded, t.tid ? books.get(t.tid) : undefined, now, heldGraceMs));
@@ -48,7 +51,7 @@ export class AcquirerReconcileCommand extends CommandRunner {
     if (differences.length) throw new CliError(`${differences.length} difference(s) between the gateway and the acquirer`);
   }
 
-  @Option({ flags: '--merchant <id>', description: 'only this merchant (default: every transaction)' })
+  @Option({ flags: '--merchant <id>', description: 'only this merchant, by id (as merchant:create printed it, or its UUID); default: every transaction' })
   parseMerchant(v: string): string {
     return v;
   }

@@ -1,22 +1,23 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { DataSource } from 'typeorm';
+import { MerchantsRepository } from '@app/persistence';
 import { CliError, printJson } from '../output';
-import { newMerchantId, newMerchantKey, newWebhookSecret } from './merchant-credentials';
+import { newMerchantKey, newWebhookSecret } from './merchant-credentials';
+import { merchantOption, publicIdFor } from './merchant-option';
 
-@Command({ name: 'merchant:create', description: 'Create a merchant; prints its id, key (shown once) and webhook secret' })
+@Command({ name: 'merchant:create', description: 'Create a merchant; prints its id (10 digits), key (shown once) and webhook secret' })
 export class MerchantCreateCommand extends CommandRunner {
-  constructor(private readonly db: DataSource) {
+  constructor(private readonly merchants: MerchantsRepository) {
     super();
   }
 
   async run(_args: string[], opts: { name?: string }): Promise<void> {
     const name = opts.name?.trim();
     if (!name) throw new CliError('--name is required');
-    const merchantId = newMerchantId();
     const { key, hash } = newMerchantKey();
     const webhookSecret = newWebhookSecret();
-    await this.db.query('INSERT INTO merchants (id, name, key_hash, webhook_secret) VALUES ($1, $2, $3, $4)', [merchantId, name, hash, webhookSecret]);
-    printJson({ merchantId, merchantKey: key, webhookSecret });
+    // The merchant knows only its public id; the UUID stays inside the gateway.
+    const { publicId } = await this.merchants.create({ name, keyHash: hash, webhookSecret });
+    printJson({ merchantId: publicId, merchantKey: key, webhookSecret });
   }
 
   @Option({ flags: '--name <name>', description: 'merchant name' })
@@ -27,22 +28,18 @@ export class MerchantCreateCommand extends CommandRunner {
 
 @Command({ name: 'merchant:rotate-key', description: 'Issue a new merchant key; the old one stops working' })
 export class MerchantRotateKeyCommand extends CommandRunner {
-  constructor(private readonly db: DataSource) {
+  constructor(private readonly merchants: MerchantsRepository) {
     super();
   }
 
   async run(_args: string[], opts: { merchant?: string }): Promise<void> {
-    if (!opts.merchant) throw new CliError('--merchant is required');
+    const id = await merchantOption(this.merchants, opts.merchant);
     const { key, hash } = newMerchantKey();
-    const [, updated] = await this.db.query(
-      `UPDATE merchants SET key_hash = $2, key_rotated_at = now() WHERE id::text = lower($1)`,
-      [opts.merchant, hash],
-    );
-    if (!updated) throw new CliError(`no merchant ${JSON.stringify(opts.merchant)}`);
-    printJson({ merchantId: opts.merchant.toLowerCase(), merchantKey: key });
+    if (!(await this.merchants.rotateKey(id, hash))) throw new CliError(`--merchant: no merchant ${JSON.stringify(opts.merchant)}`);
+    printJson({ merchantId: await publicIdFor(this.merchants, id), merchantKey: key });
   }
 
-  @Option({ flags: '--merchant <id>', description: 'merchant id' })
+  @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })
   parseMerchant(v: string): string {
     return v;
   }

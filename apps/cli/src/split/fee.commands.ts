@@ -1,9 +1,10 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import type { MethodKind } from '@app/contracts';
-import { FeePlansRepository } from '@app/persistence';
+import { FeePlansRepository, MerchantsRepository } from '@app/persistence';
 import { percentToPpm, ppmToPercent } from '@app/split';
 import { BRANDS, normalizeFlag } from '@app/card';
 import { CliConfig } from '../config/cli.config';
+import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
 
 const BANDS: Record<number, string> = { 1: '1', 2: '2-6', 7: '7-12' };
@@ -19,12 +20,15 @@ interface FeesSetOptions {
 
 @Command({ name: 'fees:set', description: 'Set the fee of one band ({1}, {2..6}, {7..12}) of a merchant plan' })
 export class FeesSetCommand extends CommandRunner {
-  constructor(private readonly fees: FeePlansRepository) {
+  constructor(
+    private readonly fees: FeePlansRepository,
+    private readonly merchants: MerchantsRepository,
+  ) {
     super();
   }
 
   async run(_args: string[], o: FeesSetOptions): Promise<void> {
-    if (!o.merchant) throw new CliError('--merchant is required');
+    const merchantId = await merchantOption(this.merchants, o.merchant);
     if (o.kind !== 'credit' && o.kind !== 'debit') throw new CliError('--kind must be credit or debit');
     // The brand names a sale's card is detected as, so a typo cannot silently leave a plan unused.
     const brand = normalizeFlag(o.brand?.trim() ?? '');
@@ -34,12 +38,12 @@ export class FeesSetCommand extends CommandRunner {
     const ratePpm = percentToPpm(o.rate ?? '');
     if (ratePpm === undefined) throw new CliError('--rate must be a percent below 100 with at most 4 decimals, e.g. 2.99');
     if (!/^\d{1,9}$/.test(o.fixed ?? '')) throw new CliError('--fixed must be whole cents, e.g. 30');
-    const ok = await this.fees.set(o.merchant, o.kind, brand, n, { ratePpm, fixed: Number(o.fixed) });
-    if (!ok) throw new CliError(`no merchant ${JSON.stringify(o.merchant)}`);
-    printJson({ merchantId: o.merchant.toLowerCase(), kind: o.kind, brand, instalments: BANDS[n === 1 ? 1 : n <= 6 ? 2 : 7], rate: ppmToPercent(ratePpm), fixed: Number(o.fixed) });
+    const ok = await this.fees.set(merchantId, o.kind, brand, n, { ratePpm, fixed: Number(o.fixed) });
+    if (!ok) throw new CliError(`--merchant: no merchant ${JSON.stringify(o.merchant)}`);
+    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), kind: o.kind, brand, instalments: BANDS[n === 1 ? 1 : n <= 6 ? 2 : 7], rate: ppmToPercent(ratePpm), fixed: Number(o.fixed) });
   }
 
-  @Option({ flags: '--merchant <id>' })
+  @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })
   parseMerchant(v: string): string {
     return v;
   }
@@ -75,22 +79,23 @@ export class FeesShowCommand extends CommandRunner {
   constructor(
     private readonly fees: FeePlansRepository,
     private readonly config: CliConfig,
+    private readonly merchants: MerchantsRepository,
   ) {
     super();
   }
 
   async run(_args: string[], o: { merchant?: string }): Promise<void> {
-    if (!o.merchant) throw new CliError('--merchant is required');
-    const rows = await this.fees.listByMerchant(o.merchant);
+    const merchantId = await merchantOption(this.merchants, o.merchant);
+    const rows = await this.fees.listByMerchant(merchantId);
     const show = (kind: MethodKind) => ({ rate: ppmToPercent(this.config.defaultFees[kind].ratePpm), fixed: this.config.defaultFees[kind].fixed });
     printJson({
-      merchantId: o.merchant.toLowerCase(),
+      merchantId: await publicIdFor(this.merchants, merchantId),
       plan: rows.map((r) => ({ kind: r.kind, brand: r.brand, instalments: BANDS[r.band], rate: ppmToPercent(r.rate_ppm), fixed: Number(r.fixed) })),
       default: { credit: show('credit'), debit: show('debit') },
     });
   }
 
-  @Option({ flags: '--merchant <id>' })
+  @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })
   parseMerchant(v: string): string {
     return v;
   }

@@ -1,17 +1,21 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { DomainError } from '@app/contracts';
-import { LedgerRepository } from '@app/persistence';
+import { LedgerRepository, MerchantsRepository } from '@app/persistence';
+import { merchantOption } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
 
 @Command({ name: 'payables:list', description: 'Payables and debits of a recipient or of a merchant' })
 export class PayablesListCommand extends CommandRunner {
-  constructor(private readonly ledger: LedgerRepository) {
+  constructor(
+    private readonly ledger: LedgerRepository,
+    private readonly merchants: MerchantsRepository,
+  ) {
     super();
   }
 
   async run(_args: string[], o: { recipient?: string; merchant?: string }): Promise<void> {
     if (!o.recipient === !o.merchant) throw new CliError('give exactly one of --recipient or --merchant');
-    printJson(await this.ledger.list(o.recipient ? { recipientId: o.recipient } : { merchantId: o.merchant! }));
+    printJson(await this.ledger.list(o.recipient ? { recipientId: o.recipient } : { merchantId: await merchantOption(this.merchants, o.merchant) }));
   }
 
   @Option({ flags: '--recipient <id>' })
@@ -19,7 +23,7 @@ export class PayablesListCommand extends CommandRunner {
     return v;
   }
 
-  @Option({ flags: '--merchant <id>' })
+  @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })
   parseMerchant(v: string): string {
     return v;
   }
@@ -61,17 +65,20 @@ export class ChargebackRecordCommand extends CommandRunner {
 
 @Command({ name: 'ledger:verify', description: 'Check that payables, reversals, chargebacks and fees add up for every transaction; exit 1 on any difference' })
 export class LedgerVerifyCommand extends CommandRunner {
-  constructor(private readonly ledger: LedgerRepository) {
+  constructor(
+    private readonly ledger: LedgerRepository,
+    private readonly merchants: MerchantsRepository,
+  ) {
     super();
   }
 
   async run(_args: string[], o: { merchant?: string }): Promise<void> {
-    const report = await this.ledger.verify(o.merchant);
+    const report = await this.ledger.verify(o.merchant === undefined ? undefined : await merchantOption(this.merchants, o.merchant));
     printJson(report);
     if (report.differences.length) throw new CliError(`${report.differences.length} ledger difference(s)`);
   }
 
-  @Option({ flags: '--merchant <id>', description: 'only this merchant (default: every transaction)' })
+  @Option({ flags: '--merchant <id>', description: 'only this merchant, by id (as merchant:create printed it, or its UUID); default: every transaction' })
   parseMerchant(v: string): string {
     return v;
   }

@@ -1,10 +1,10 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { Queue } from 'bullmq';
-import { DataSource } from 'typeorm';
-import { DeliveriesRepository, DeliveryStatus } from '@app/persistence';
+import { DeliveriesRepository, DeliveryStatus, MerchantsRepository } from '@app/persistence';
 import IORedis from 'ioredis';
 import { DELIVERY_QUEUE, replayDelivery } from '@app/webhooks';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
+import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
 
@@ -33,19 +33,24 @@ export class DeliveryQueueRef {
 
 @Command({ name: 'webhooks:list', description: "A merchant's webhook deliveries, newest first" })
 export class WebhooksListCommand extends CommandRunner {
-  constructor(private readonly deliveries: DeliveriesRepository) {
+  constructor(
+    private readonly deliveries: DeliveriesRepository,
+    private readonly merchants: MerchantsRepository,
+  ) {
     super();
   }
 
   async run(_args: string[], o: { merchant?: string; status?: string; limit?: string }): Promise<void> {
-    if (!o.merchant) throw new CliError('--merchant is required');
+    const merchantId = await merchantOption(this.merchants, o.merchant);
     if (o.status && !STATUSES.includes(o.status as DeliveryStatus)) throw new CliError(`--status must be one of ${STATUSES.join(', ')}`);
     const limit = Number(o.limit ?? 100);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be a whole number from 1 to 10000');
-    printJson(await this.deliveries.list({ merchantId: o.merchant, status: o.status as DeliveryStatus | undefined, limit }));
+    const publicId = await publicIdFor(this.merchants, merchantId);
+    const rows = await this.deliveries.list({ merchantId, status: o.status as DeliveryStatus | undefined, limit });
+    printJson(rows.map((r) => ({ ...r, merchant_id: publicId })));
   }
 
-  @Option({ flags: '--merchant <id>' })
+  @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })
   parseMerchant(v: string): string {
     return v;
   }
@@ -66,6 +71,7 @@ export class WebhooksReplayCommand extends CommandRunner {
   constructor(
     private readonly deliveries: DeliveriesRepository,
     private readonly queue: DeliveryQueueRef,
+    private readonly merchants: MerchantsRepository,
   ) {
     super();
   }
@@ -79,15 +85,16 @@ export class WebhooksReplayCommand extends CommandRunner {
       return;
     }
     if (!o.merchant || !o.since) throw new CliError('give --delivery <id>, or --merchant <id> with --since <ISO time>');
+    const merchantId = await merchantOption(this.merchants, o.merchant);
     const since = new Date(o.since);
     if (Number.isNaN(since.getTime())) throw new CliError('--since must be an ISO 8601 time, e.g. 2026-11-22T00:00:00Z');
-    const ids = await this.deliveries.neverSucceeded(o.merchant, since);
+    const ids = await this.deliveries.neverSucceeded(merchantId, since);
     let queued = 0;
     for (const [i, id] of ids.entries()) {
       if ((await replayDelivery(this.deliveries, this.queue.get(), id)) === 'queued') queued++;
       if ((i + 1) % 100 === 0 || i + 1 === ids.length) progress({ replayed: i + 1, of: ids.length });
     }
-    printJson({ merchantId: o.merchant.toLowerCase(), since: since.toISOString(), found: ids.length, queued });
+    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), since: since.toISOString(), found: ids.length, queued });
   }
 
   @Option({ flags: '--delivery <id>' })
@@ -95,7 +102,7 @@ export class WebhooksReplayCommand extends CommandRunner {
     return v;
   }
 
-  @Option({ flags: '--merchant <id>' })
+  @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })
   parseMerchant(v: string): string {
     return v;
   }
@@ -109,27 +116,23 @@ export class WebhooksReplayCommand extends CommandRunner {
 @Command({ name: 'merchant:rotate-webhook-secret', description: 'New webhook secret; the old one keeps signing (as a second signature) for a grace period' })
 export class MerchantRotateWebhookSecretCommand extends CommandRunner {
   constructor(
-    private readonly db: DataSource,
+    private readonly merchants: MerchantsRepository,
     private readonly config: CliConfig,
   ) {
     super();
   }
 
   async run(_args: string[], o: { merchant?: string; graceHours?: string }): Promise<void> {
-    if (!o.merchant) throw new CliError('--merchant is required');
+    const merchantId = await merchantOption(this.merchants, o.merchant);
     const hours = Number(o.graceHours ?? this.config.webhookSecretGraceHours);
     if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30) throw new CliError('--grace-hours must be from 0 to 720');
     const secret = newWebhookSecret();
-    const [rows]: [{ expires: Date }[], number] = await this.db.query(
-      `UPDATE merchants SET previous_webhook_secret = webhook_secret, webhook_secret = $2,
-         previous_secret_expires_at = now() + make_interval(secs => $3) WHERE id::text = lower($1) RETURNING previous_secret_expires_at AS expires`,
-      [o.merchant, secret, hours * 3600],
-    );
-    if (!rows.length) throw new CliError(`no merchant ${JSON.stringify(o.merchant)}`);
-    printJson({ merchantId: o.merchant.toLowerCase(), webhookSecret: secret, previousSecretSignsUntil: rows[0].expires });
+    const expires = await this.merchants.rotateWebhookSecret(merchantId, secret, hours * 3600);
+    if (!expires) throw new CliError(`--merchant: no merchant ${JSON.stringify(o.merchant)}`);
+    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), webhookSecret: secret, previousSecretSignsUntil: expires });
   }
 
-  @Option({ flags: '--merchant <id>' })
+  @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })
   parseMerchant(v: string): string {
     return v;
   }

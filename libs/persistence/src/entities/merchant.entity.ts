@@ -2,8 +2,13 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
 @Entity({ name: 'merchants' })
 export class MerchantEntity {
+  /** Internal: what every other table, job and row refers to. Never shown to a merchant once it has a public id. */
   @PrimaryColumn('uuid')
   id: string;
+
+  /** What merchant:create prints and a merchant authenticates with (see merchants/merchant-public-id.ts). */
+  @Column('text', { name: 'public_id', unique: true })
+  publicId: string;
 
   @Column('text')
   name: string;

@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { isMerchantPublicId, isUuid, MERCHANT_PUBLIC_ID_CONSTRAINT, newMerchantPublicId } from './merchant-public-id';
+
+export interface NewMerchant {
+  name: string;
+  keyHash: Buffer;
+  webhookSecret: string;
+}
+
+export interface CreatedMerchant {
+  /** Internal (UUID). */
+  id: string;
+  publicId: string;
+}
+
+export interface MerchantCredentialsRow {
+  /** Internal (UUID). */
+  id: string;
+  keyHash: Buffer;
+}
+
+/** How a merchant id given by a person or a merchant is looked up: a public id, or (for a transition) the UUID. */
+function lookup(given: string): { column: 'public_id' | 'id'; value: string } | undefined {
+  const id = given.trim();
+  if (isMerchantPublicId(id)) return { column: 'public_id', value: id };
+  if (isUuid(id)) return { column: 'id', value: id.toLowerCase() };
+  return undefined;
+}
+
+/**
+ * The merchants table. Inside the gateway a merchant is its UUID; a person or a merchant names it
+ * by its public id (10 digits, see merchant-public-id.ts) or, for merchants integrated before,
+ * by the UUID. `resolve` turns either into the UUID; `publicIdOf` goes back for output.
+ */
+@Injectable()
+export class MerchantsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Inserts a merchant under a fresh public id, drawing again when the id is taken (unique violation). */
+  async create(m: NewMerchant, generate: () => string = newMerchantPublicId): Promise<CreatedMerchant> {
+    const id = randomUUID();
+    for (let attempt = 1; ; attempt++) {
+      const publicId = generate();
+      try {
+        await this.db.query('INSERT INTO merchants (id, public_id, name, key_hash, webhook_secret) VALUES ($1, $2, $3, $4, $5)', [id, publicId, m.name, m.keyHash, m.webhookSecret]);
+        return { id, publicId };
+      } catch (e) {
+        const taken = (e as { code?: string; constraint?: string }).code === '23505' && (e as { constraint?: string }).constraint === MERCHANT_PUBLIC_ID_CONSTRAINT;
+        if (!taken || attempt >= 10) throw e;
+      }
+    }
+  }
+
+  /** The internal id of the merchant named by `given` (public id, or UUID in any case); undefined when there is none. */
+  async resolve(given: string): Promise<string | undefined> {
+    const by = lookup(given);
+    if (!by) return undefined;
+    const rows: { id: string }[] = await this.db.query(`SELECT id FROM merchants WHERE ${by.column} = $1`, [by.value]);
+    return rows[0]?.id;
+  }
+
+  /** Internal id and key hash of the merchant named by `given` (as resolve), for authentication. */
+  async credentialsOf(given: string): Promise<MerchantCredentialsRow | undefined> {
+    const by = lookup(given);
+    if (!by) return undefined;
+    const rows: { id: string; key_hash: Buffer }[] = await this.db.query(`SELECT id, key_hash FROM merchants WHERE ${by.column} = $1`, [by.value]);
+    return rows[0] && { id: rows[0].id, keyHash: rows[0].key_hash };
+  }
+
+  /** The public id of an internal id; undefined when there is no such merchant. */
+  async publicIdOf(id: string): Promise<string | undefined> {
+    if (!isUuid(id)) return undefined;
+    const rows: { public_id: string }[] = await this.db.query('SELECT public_id FROM merchants WHERE id = $1', [id.toLowerCase()]);
+    return rows[0]?.public_id;
+  }
+
+  /** The public id of each of `ids` (internal) that is a merchant, in one statement; keyed by the lower-case UUID. */
+  async publicIdsOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const wanted = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+    if (!wanted.length) return new Map();
+    const rows: { id: string; public_id: string }[] = await this.db.query('SELECT id, public_id FROM merchants WHERE id = ANY($1::uuid[])', [wanted]);
+    return new Map(rows.map((r) => [r.id, r.public_id]));
+  }
+
+  /** A new key hash for the merchant (internal id); false when there is none. */
+  async rotateKey(id: string, keyHash: Buffer): Promise<boolean> {
+    const [, updated]: [unknown, number] = await this.db.query('UPDATE merchants SET key_hash = $2, key_rotated_at = now() WHERE id = $1', [id, keyHash]);
+    return updated === 1;
+  }
+
+  /** A new webhook secret; the current one keeps signing for `graceS` seconds. When that grace ends; undefined without such a merchant. */
+  async rotateWebhookSecret(id: string, secret: string, graceS: number): Promise<Date | undefined> {
+    const [rows]: [{ expires: Date }[], number] = await this.db.query(
+      `UPDATE merchants SET previous_webhook_secret = webhook_secret, webhook_secret = $2,
+         previous_secret_expires_at = now() + make_interval(secs => $3) WHERE id = $1 RETURNING previous_secret_expires_at AS expires`,
+      [id, secret, graceS],
+    );
+    return rows[0]?.expires;
+  }
+}
