@@ -576,7 +576,7 @@ function splitFor(variant: SplitVariant, n: number, gross: number, s: Setup): un
     case 'sum-over-100': return [e(0, { percentage: '60' }), e(1, { percentage: '50.5' })];
     case 'gross-exceeded': return [{ recipient: r[0], amount: Math.ceil(gross / 2) + 1 }, { recipient: r[1], amount: Math.ceil(gross / 2) }];
     case 'unknown-recipient': return [e(0), { recipient: '00000000-0000-4000-8000-00000000000' + (n % 10), percentage: 5 }];
-    case 'recipient-is-merchant': return [{ recipient: n % 2 ? s.shopId : s.shopId.toUpperCase(), percentage: 5 }];
+    case 'recipient-is-merchant': return [{ recipient: n % 2 ? s.shop.merchantId : s.shopId.toUpperCase(), percentage: 5 }];
     case 'recipient-missing': return [{ percentage: 5 }];
     case 'recipient-of-other-merchant': return [{ recipient: s.foreignRecipient, percentage: 5 }];
     case 'recipient-not-approved': return [{ recipient: s.pendingRecipient, percentage: 5 }];
@@ -1101,7 +1101,7 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
     expect([...authorized, ...captured].map((t) => t.status)).toEqual(['3', '3', '3', '3', '8', '8', '8']);
 
     setup = {
-      shop, shopId: shop.merchantId.toLowerCase(), other,
+      shop, shopId: shop.internalId, other,
       authorized: authorized.map((t) => t.transactionId), captured: captured.map((t) => t.transactionId), references,
       otherTransaction: otherSale.transactionId, token: token.TokenCard, otherToken: otherToken.TokenCard,
       recipients: [r0, r1, r2], pendingRecipient, foreignRecipient,

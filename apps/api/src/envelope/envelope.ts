@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { DomainError, ErrorCodes } from '@app/contracts';
-import { Check, isPlainObject, Nested, present, Text } from './wire-fields';
+import { Check, isPlainObject, Nested, present, Text, textOf } from './wire-fields';
 import { validated } from './validate';
 
 export class VerificationDto {
@@ -62,7 +62,8 @@ export function readEnvelope(body: unknown, operations: readonly string[]): Enve
   }
   const opBody = root[operation];
   if (!isPlainObject(opBody)) throw DomainError.validation(ErrorCodes.InvalidField, operation, `${operation} must be an object.`);
-  return { merchantId: header.verification.merchantId, merchantKey: header.verification.merchantKey, operation, body: opBody };
+  // Text fields may arrive as JSON numbers: the credentials are compared as the text they read as.
+  return { merchantId: textOf(header.verification.merchantId)!, merchantKey: textOf(header.verification.merchantKey)!, operation, body: opBody };
 }
 
 type Ctor = new () => object;

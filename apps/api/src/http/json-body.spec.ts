@@ -16,9 +16,15 @@ function refusal(raw: Uint8Array): DomainError {
 }
 
 describe('parseJsonBody', () => {
-  it('parses a typical sale and keeps decimal fractions, big safe integers and plain unicode', () => {
-    const text = envelope('sale', '{"order":{"reference":"R-1","totalAmount":150000},"payment":{"split":[{"percentage":12.5},{"percentage":87.5}]},"billing":{"name":"José Ünal 日本 😀"},"n":9007199254740991,"x":-0.000001,"e":1e3}');
-    expect(parseJsonBody(utf8(text))).toEqual(JSON.parse(text));
+  it('parses a typical sale: big safe integers and plain unicode as sent, a number with a fraction or exponent as its text', () => {
+    const text = envelope('sale', '{"order":{"reference":"R-1","totalAmount":150000},"payment":{"split":[{"percentage":12.5},{"percentage":87.5}]},"billing":{"name":"José Ünal 日本 😀"},"n":9007199254740991,"x":-0.000001,"e":1e3,"c":150000.0}');
+    const expected = JSON.parse(text.replace('12.5', '"12.5"').replace('87.5', '"87.5"').replace('-0.000001', '"-0.000001"').replace('1e3', '"1e3"').replace('150000.0', '"150000.0"'));
+    expect(parseJsonBody(utf8(text))).toEqual(expected);
+  });
+
+  it('keeps an amount written with a decimal point as text, so an integer field can refuse it (never 10.0 read as 10 cents)', () => {
+    expect(parseJsonBody(utf8('{"amount":10.0,"b":[1E2,-0.5],"s":"1.5 in a string"}'))).toEqual({ amount: '10.0', b: ['1E2', '-0.5'], s: '1.5 in a string' });
+    expect(refusal(utf8('{"a":1.2.3}'))).toMatchObject({ code: '900' });
   });
 
   it('strips a UTF-8 byte order mark', () => {
@@ -135,8 +141,8 @@ describe('parseJsonBody', () => {
             expect(e).toBeInstanceOf(DomainError);
             return;
           }
-          // What is accepted is exactly what JSON.parse reads from it, and clean.
-          expect(value).toEqual(JSON.parse(new TextDecoder().decode(raw)));
+          // What is accepted is what JSON.parse reads from it (a fraction as its text), and clean.
+          expectSameReading(value, JSON.parse(new TextDecoder().decode(raw)));
           expect(() => walk(value)).not.toThrow();
         }),
         { numRuns: 2000 },
@@ -151,13 +157,30 @@ describe('parseJsonBody', () => {
       fc.assert(
         fc.property(value, (v) => {
           const text = JSON.stringify(v);
-          expect(parseJsonBody(utf8(text))).toEqual(JSON.parse(text));
+          expectSameReading(parseJsonBody(utf8(text)), JSON.parse(text));
         }),
         { numRuns: 500 },
       );
     });
   });
 });
+
+/** `actual` equals JSON.parse's `parsed`, except that a non-integer-looking number may be its text. */
+function expectSameReading(actual: unknown, parsed: unknown): void {
+  if (typeof parsed === 'number' && typeof actual === 'string') {
+    expect(actual).toMatch(/[.eE]/);
+    expect(Number(actual)).toBe(parsed);
+  } else if (Array.isArray(parsed)) {
+    expect(Array.isArray(actual)).toBe(true);
+    expect((actual as unknown[]).length).toBe(parsed.length);
+    parsed.forEach((p, i) => expectSameReading((actual as unknown[])[i], p));
+  } else if (typeof parsed === 'object' && parsed !== null) {
+    expect(Object.keys(actual as object)).toEqual(Object.keys(parsed));
+    for (const k of Object.keys(parsed)) expectSameReading((actual as Record<string, unknown>)[k], (parsed as Record<string, unknown>)[k]);
+  } else {
+    expect(actual).toEqual(parsed);
+  }
+}
 
 describe('altered', () => {
   it.each([

@@ -22,7 +22,8 @@ export const MAX_DEPTH = 16;
 
 const ENVELOPE = 'transaction-request';
 const ENVELOPE_RESERVED = new Set(['version', 'verification']);
-const PLAIN_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+// A member name is shown only when plain; one with a long run of digits could be a card number.
+const PLAIN_KEY = /^(?!.*\d{8})[A-Za-z0-9_-]{1,64}$/;
 const C0 = /[\u0000-\u001f]/;
 const NOT_JSON = 'The request body is not valid JSON.';
 
@@ -47,7 +48,8 @@ export function parseJsonBody(raw: Uint8Array): unknown {
   } catch {
     throw invalidUtf8(raw);
   }
-  scan(text);
+  const fractions = scan(text);
+  if (fractions.length) text = asText(text, fractions);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -89,14 +91,15 @@ export function registerJsonBodyParser(fastify: FastifyInstance, bodyLimit = fas
  * backslashes) and checks number literals. Not a validator: what is not JSON is left for
  * JSON.parse to refuse.
  */
-function scan(text: string): void {
+function scan(text: string): number[] {
   const n = text.length;
+  const fractions: number[] = [];
   let depth = 0;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
       const end = stringEnd(text, i);
-      if (end < 0) return;
+      if (end < 0) return fractions;
       i = end;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       if (++depth > MAX_DEPTH) {
@@ -108,10 +111,12 @@ function scan(text: string): void {
     } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
       let j = i + 1;
       let exponent = false;
+      let point = false;
       for (; j < n; j++) {
         const d = text.charCodeAt(j);
         if (d === 0x65 || d === 0x45) exponent = true;
-        else if (!((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x2b || d === 0x2d)) break;
+        else if (d === 0x2e) point = true;
+        else if (!((d >= 0x30 && d <= 0x39) || d === 0x2b || d === 0x2d)) break;
       }
       // Up to 15 significant digits without an exponent, a double always keeps a literal.
       if ((j - i > 15 || exponent) && altered(text.slice(i, j))) {
@@ -122,9 +127,30 @@ function scan(text: string): void {
           `${param} is a number that cannot be kept exactly (more than 15 significant digits, or out of range); send it as a string.`,
         );
       }
+      if ((point || exponent) && JSON_NUMBER.test(text.slice(i, j))) fractions.push(i, j);
       i = j - 1;
     }
   }
+  return fractions;
+}
+
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * The text with every number literal written with a fraction or an exponent turned into a
+ * string of exactly that text. JSON.parse would read 150000.0 as the integer 150000, and an
+ * amount field could not tell it from 150000: a decimal point in an amount means the merchant
+ * sent currency units, not cents, and must be refused, never guessed. Fields that take decimals
+ * (a split percentage) read the text; text fields keep what was written.
+ */
+function asText(text: string, spans: number[]): string {
+  let out = '';
+  let from = 0;
+  for (let k = 0; k < spans.length; k += 2) {
+    out += `${text.slice(from, spans[k])}"${text.slice(spans[k], spans[k + 1])}"`;
+    from = spans[k + 1];
+  }
+  return out + text.slice(from);
 }
 
 /** Index of the quote closing the string opened at `start`, or -1 when it is not closed. */
