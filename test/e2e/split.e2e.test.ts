@@ -147,7 +147,7 @@ describe('split settlement', () => {
     expect(rows.map((p) => [p.party, p.gross, p.fee, p.net])).toEqual([['merchant', 4117, 142, 3975], [r[0], 4114, 141, 3973], [r[1], 4114, 141, 3973]]);
     const report = await receiver('report', { transactionId: res.json.transactionId });
     expect(report.json.payables).toHaveLength(3);
-    expect(report.json.payables[0]).toMatchObject({ party: 'merchant', kind: 'capture', instalment: '1', gross: '4117', fee: '142', net: '3975', status: 'pending' });
+    expect(report.json.payables[0]).toEqual({ recipient: 'merchant', kind: 'capture', instalment: '1', dueDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), grossAmount: '4117', feeAmount: '142', netAmount: '3975', status: 'pending' });
   });
 
   it('a 3-entry split in 12 instalments: payables per party × instalment match the engine', async () => {

@@ -29,7 +29,10 @@ export function toTransactionResponse(v: TransactionView, operation: OperationNa
     split: (v.split?.entries ?? []).map((e) => ({ recipient: e.recipient, ...cents(e), mode: e.mode, liable: String(e.liable) })),
     // What the merchant keeps of the split and the operator's processing fee, in cents.
     ...(v.split ? { splitResidual: cents(v.split.merchant), processingFee: String(v.split.fee) } : {}),
-    ...(v.payables ? { payables: v.payables.map((p) => ({ ...p, instalment: String(p.instalment), gross: String(p.gross), fee: String(p.fee), net: String(p.net) })) } : {}),
+    // The same words as split[] and splitResidual: recipient (an id, or "merchant") and the cents.
+    ...(v.payables
+      ? { payables: v.payables.map((p) => ({ recipient: p.party, kind: p.kind, instalment: String(p.instalment), dueDate: p.dueDate, ...cents(p), status: p.status })) }
+      : {}),
   };
 }
 export type TransactionResponse = ReturnType<typeof toTransactionResponse>;

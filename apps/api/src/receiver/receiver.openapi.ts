@@ -13,7 +13,7 @@ export const TransactionResponseSchema = {
     split: [{ recipient: '0b6f5c3e-6a4d-4f0e-9a1b-2c3d4e5f6a7b', grossAmount: '50000', feeAmount: '1495', netAmount: '48505', mode: 'PRORATA', liable: 'true' }],
     splitResidual: { grossAmount: '100000', feeAmount: '2990', netAmount: '97010' },
     processingFee: '4485',
-    payables: [{ party: 'merchant', kind: 'capture', instalment: '1', dueDate: '2026-12-22', gross: '100000', fee: '2990', net: '97010', status: 'pending' }],
+    payables: [{ recipient: 'merchant', kind: 'capture', instalment: '1', dueDate: '2026-12-22', grossAmount: '100000', feeAmount: '2990', netAmount: '97010', status: 'pending' }],
   },
   description: 'split, splitResidual and processingFee are in cents; payables appear in report once settlement has written them.',
 };
