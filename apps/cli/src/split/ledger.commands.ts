@@ -15,7 +15,9 @@ export class PayablesListCommand extends CommandRunner {
 
   async run(_args: string[], o: { recipient?: string; merchant?: string }): Promise<void> {
     if (!o.recipient === !o.merchant) throw new CliError('give exactly one of --recipient or --merchant');
-    printJson(await this.ledger.list(o.recipient ? { recipientId: o.recipient } : { merchantId: await merchantOption(this.merchants, o.merchant) }));
+    const rows = await this.ledger.list(o.recipient ? { recipientId: o.recipient } : { merchantId: await merchantOption(this.merchants, o.merchant) });
+    // The words of the report's payables[] (and of split[]), in cents as numbers.
+    printJson(rows.map((p) => ({ transactionId: p.transactionId, recipient: p.party, kind: p.kind, instalment: p.instalment, dueDate: p.dueDate, grossAmount: p.gross, feeAmount: p.fee, netAmount: p.net, status: p.status })));
   }
 
   @Option({ flags: '--recipient <id>' })
