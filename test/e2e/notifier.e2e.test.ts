@@ -350,6 +350,8 @@ describe('webhook delivery to urlReturn', () => {
     const listed = await get(`/admin/deliveries?status=failed&merchant=${shop.merchantId}`, admin);
     expect(listed.status).toBe(200);
     expect(listed.json.deliveries.map((x: Json) => x.id)).toContain(d.id);
+    const twice = await get(`/admin/deliveries?merchant=${shop.merchantId}&merchant=${shop.merchantId}`, admin);
+    expect([twice.status, twice.json.result.error.parameter]).toEqual([400, 'merchant']);
     const cli = await runCli<Json[]>(['webhooks:list', '--merchant', shop.merchantId, '--status', 'failed']);
     expect(cli.map((x) => x.id)).toContain(d.id);
 

@@ -26,6 +26,8 @@ export class AdminController {
     const n = limit === undefined ? 100 : Number(limit);
     if (!Number.isInteger(n) || n < 1 || n > 1000) throw DomainError.validation(ErrorCodes.InvalidField, 'limit', 'limit must be a whole number from 1 to 1000.');
     // `merchant` is the merchant's public id (or, for merchants integrated before, its UUID).
+    // A repeated query parameter arrives as an array: one merchant per request.
+    if (merchant !== undefined && typeof merchant !== 'string') throw DomainError.validation(ErrorCodes.InvalidField, 'merchant', 'merchant must be given once.');
     const merchantId = merchant === undefined ? undefined : await this.merchants.resolve(merchant);
     if (merchant !== undefined && !merchantId) {
       throw DomainError.validation(ErrorCodes.InvalidField, 'merchant', 'merchant must be the id of a merchant (10 digits, as merchant:create printed it, or its UUID).');

@@ -1,7 +1,8 @@
 import { getMetadataStorage, ValidationError, Validator } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 import { DomainError, FieldProblem } from '@app/contracts';
-import { decodeIssue, instantiate, WIRE_CONSTRAINT } from './wire-fields';
+import type { FieldIssue } from './wire-fields';
+import { decodeIssues, instantiate, WIRE_CONSTRAINT } from './wire-fields';
 
 const validator = new Validator();
 
@@ -48,20 +49,18 @@ export function problemsOf(errors: ValidationError[], prefix: string): FieldProb
     for (const e of list) {
       const path = /^\d+$/.test(e.property) ? `${at}[${e.property}]` : at ? `${at}.${e.property}` : e.property;
       const message = e.constraints?.[WIRE_CONSTRAINT];
-      if (message !== undefined) {
-        // The field's own check failed: what is inside it (a wrong-typed object) is not looked at.
-        out.push(problem(path, message));
-      } else if (e.children?.length) {
-        walk(e.children, path);
-      }
+      const issues = message === undefined ? [] : decodeIssues(message);
+      for (const issue of issues) out.push(problem(path, issue));
+      // A field refused as a whole (a wrong-typed object) is not looked into; a list whose problems
+      // are some of its elements still has its other elements' problems reported.
+      if (issues.every((i) => i.suffix) && e.children?.length) walk(e.children, path);
     }
   };
   walk(errors, prefix);
   return out;
 }
 
-function problem(path: string, message: string): FieldProblem {
-  const issue = decodeIssue(message);
+function problem(path: string, issue: FieldIssue): FieldProblem {
   const parameter = `${path}${issue.suffix ?? ''}`;
   // A fragment ("must be …") is prefixed with the field; a sentence (card rules) stands alone.
   const text = /^[A-Z]/.test(issue.text) ? issue.text : `${parameter} ${issue.text}.`;

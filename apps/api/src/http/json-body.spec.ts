@@ -22,6 +22,18 @@ describe('parseJsonBody', () => {
     expect(parseJsonBody(utf8(text))).toEqual(expected);
   });
 
+  it('rewrites only numbers that stand as values: a number as a member name stays invalid JSON', () => {
+    for (const text of ['{1.5:0}', '{"a":1,-0.5:1e+2}', '{1e3:1}']) expect(refusal(utf8(text))).toMatchObject({ code: '900' });
+    expect(parseJsonBody(utf8('[1.5,{"a":[2e1,{"b":-0.5}]}]'))).toEqual(['1.5', { a: ['2e1', { b: '-0.5' }] }]);
+  });
+
+  it('never shows a member name holding 8 digits or more, dashes or not', () => {
+    for (const key of ['4111-1111-1111-1111', '4111111111111111', '3782-822463-10005']) {
+      const text = JSON.stringify({ 'transaction-request': { version: '1.0.0', [key]: 'a\u0000' } });
+      expect(refusal(utf8(text))).toMatchObject({ parameter: '*' });
+    }
+  });
+
   it('keeps an amount written with a decimal point as text, so an integer field can refuse it (never 10.0 read as 10 cents)', () => {
     expect(parseJsonBody(utf8('{"amount":10.0,"b":[1E2,-0.5],"s":"1.5 in a string"}'))).toEqual({ amount: '10.0', b: ['1E2', '-0.5'], s: '1.5 in a string' });
     expect(refusal(utf8('{"a":1.2.3}'))).toMatchObject({ code: '900' });

@@ -22,8 +22,10 @@ export const MAX_DEPTH = 16;
 
 const ENVELOPE = 'transaction-request';
 const ENVELOPE_RESERVED = new Set(['version', 'verification']);
-// A member name is shown only when plain; one with a long run of digits could be a card number.
-const PLAIN_KEY = /^(?!.*\d{8})[A-Za-z0-9_-]{1,64}$/;
+// A member name is shown only when plain, and never with 8 digits or more in it (dashes or not):
+// it could be a card number.
+const PLAIN_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+const showable = (s: string) => PLAIN_KEY.test(s) && s.replace(/\D/g, '').length < 8;
 const C0 = /[\u0000-\u001f]/;
 const NOT_JSON = 'The request body is not valid JSON.';
 
@@ -94,20 +96,25 @@ export function registerJsonBodyParser(fastify: FastifyInstance, bodyLimit = fas
 function scan(text: string): number[] {
   const n = text.length;
   const fractions: number[] = [];
-  let depth = 0;
+  // The open containers ({ or [) and the last character that was not white space: a number is
+  // only rewritten where a value stands (a number as a member name stays invalid JSON).
+  const open: number[] = [];
+  let last = -1;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
     if (c === 0x22 /* " */) {
       const end = stringEnd(text, i);
       if (end < 0) return fractions;
       i = end;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (++depth > MAX_DEPTH) {
+      open.push(c);
+      if (open.length > MAX_DEPTH) {
         const param = render(segmentsAt(text, i));
         throw DomainError.validation(ErrorCodes.InvalidField, param, `${param} nests objects or arrays deeper than ${MAX_DEPTH} levels.`);
       }
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      if (depth > 0) depth--;
+      open.pop();
     } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
       let j = i + 1;
       let exponent = false;
@@ -127,9 +134,11 @@ function scan(text: string): number[] {
           `${param} is a number that cannot be kept exactly (more than 15 significant digits, or out of range); send it as a string.`,
         );
       }
-      if ((point || exponent) && JSON_NUMBER.test(text.slice(i, j))) fractions.push(i, j);
+      const atValue = last === -1 || last === 0x3a /* : */ || last === 0x5b /* [ */ || (last === 0x2c /* , */ && open[open.length - 1] === 0x5b);
+      if ((point || exponent) && atValue && JSON_NUMBER.test(text.slice(i, j))) fractions.push(i, j);
       i = j - 1;
     }
+    last = c;
   }
   return fractions;
 }
@@ -346,7 +355,7 @@ export function render(path: readonly Segment[]): string {
   let out = '';
   for (const s of segs) {
     if (typeof s === 'number') out += `[${s}]`;
-    else out += (out === '' ? '' : '.') + (s !== null && PLAIN_KEY.test(s) ? s : '*');
+    else out += (out === '' ? '' : '.') + (s !== null && showable(s) ? s : '*');
   }
   return out === '' ? 'body' : out;
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DomainError } from '@app/contracts';
 import { TEST_CARDS } from '@app/card';
-import { parseSale } from './sale.dto';
+import { parseSale, withoutExponent } from './sale.dto';
 import { parseReport, parseTransactionOperation } from './operations.dto';
 
 type JsonObject = Record<string, unknown>;
@@ -91,6 +91,30 @@ describe('parseSale (SaleDto)', () => {
     expect(JSON.stringify(found)).not.toContain(TEST_CARDS.visa);
     for (const p of found) expect(p.message).toMatch(/\.$/);
   });
+
+  it('treats a blank security code as absent, as every other optional field', () => {
+    expect(parseSale(sale({ payment: { cardSecurityCode: '' } })).payment.card).toEqual({ cardNumber: TEST_CARDS.visa, cardHolder: 'MARIA', cardExpirationDate: '203012', cardSecurityCode: undefined });
+  });
+
+  it('names every split entry that is not an object, and still validates the others', () => {
+    const found = problems(sale({ payment: { split: [null, { percentage: 'x' }, [], 5] } }));
+    expect(found.map((p) => p.parameter)).toEqual(['payment.split[0]', 'payment.split[2]', 'payment.split[3]', 'payment.split[1].percentage']);
+  });
+
+  it('refuses a 64 KiB array where an object or a short list belongs without validating each element', () => {
+    const many = Array.from({ length: 21_000 }, () => ({}));
+    for (const [over, parameter] of [[{ payment: { split: many } }, 'payment.split'], [{ rest: { billing: many } }, 'billing']] as const) {
+      const started = process.hrtime.bigint();
+      expect(problems(sale(over as never))).toContainEqual(expect.objectContaining({ code: '904', parameter }));
+      expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(100);
+    }
+    expect(problems({ order: many as never, payment: {} })).toContainEqual(expect.objectContaining({ parameter: 'order', message: 'order must be an object.' }));
+  });
+
+  it.each([['1e1', '10'], ['1.25E-1', '0.125'], ['-2.5e2', '-250'], ['1e-3', '0.001'], ['12.5', '12.5'], ['0e0', '0'], ['33.33', '33.33'], ['1e', '1e']])(
+    'reads the split percentage %s as %s',
+    (text, expected) => expect(withoutExponent(text)).toBe(expected),
+  );
 
   it('lists every problem at once', () => {
     const found = problems(sale({ order: { totalAmount: 100 }, payment: { currency: 'x', country: 'yy' }, rest: { billing: { email: 'no' } } }));

@@ -186,11 +186,11 @@ export function parseSale(body: Record<string, unknown>): SaleInput {
     return problems;
   });
   const p = dto.payment;
+  const optionalText = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : textOf(v));
   const tokenKey = tokenKeyOf(p as unknown as Record<string, unknown>);
   const card = tokenKey
     ? { tokenCard: String(p[tokenKey]).toLowerCase() }
-    : { card: { cardNumber: textOf(p.cardNumber)!, cardHolder: textOf(p.cardHolder)!, cardExpirationDate: textOf(p.cardExpirationDate)!, cardSecurityCode: textOf(p.cardSecurityCode) } };
-  const optionalText = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : textOf(v));
+    : { card: { cardNumber: textOf(p.cardNumber)!, cardHolder: textOf(p.cardHolder)!, cardExpirationDate: textOf(p.cardExpirationDate)!, cardSecurityCode: optionalText(p.cardSecurityCode) } };
   const optionalInt = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : num(v));
   return {
     order: { reference: textOf(dto.order.reference)!, totalAmount: num(dto.order.totalAmount)! },
@@ -217,6 +217,23 @@ export function parseSale(body: Record<string, unknown>): SaleInput {
   };
 }
 
+/**
+ * "1e1" as "10", "1.25E-1" as "0.125": the decimal text the split engine reads, shifted exactly
+ * (a JSON number written with an exponent reaches us as its text). Other text is left as it is.
+ */
+export function withoutExponent(text: string): string {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?\d{1,3})$/.exec(text);
+  if (!m || (m[2] === '' && !m[3])) return text;
+  const [, sign, whole, fraction = '', exp] = m;
+  const digits = whole + fraction;
+  const point = whole.length + Number(exp);
+  const padded = point <= 0 ? '0'.repeat(1 - point) + digits : point > digits.length ? digits + '0'.repeat(point - digits.length) : digits;
+  const at = Math.max(point, 1);
+  const intPart = padded.slice(0, at).replace(/^0+(?=\d)/, '');
+  const fracPart = padded.slice(at).replace(/0+$/, '');
+  return `${sign === '-' ? '-' : ''}${intPart}${fracPart ? `.${fracPart}` : ''}`;
+}
+
 function splitEntryOf(e: SplitEntryDto): SplitEntryInput {
   const given = (v: unknown) => v !== undefined && v !== null && v !== '';
   const out: SplitEntryInput = {
@@ -226,7 +243,7 @@ function splitEntryOf(e: SplitEntryDto): SplitEntryInput {
     chargeRecipientProcessingFee: boolOf(e.charge_recipient_processing_fee) ?? false,
     isGrossAmount: boolOf(e.is_gross_amount) ?? false,
   };
-  if (given(e.percentage)) out.percentage = typeof e.percentage === 'number' ? String(e.percentage) : String(e.percentage).trim();
+  if (given(e.percentage)) out.percentage = withoutExponent(typeof e.percentage === 'number' ? String(e.percentage) : String(e.percentage).trim());
   if (given(e.amount)) out.amount = num(e.amount);
   return out;
 }
