@@ -2,7 +2,7 @@ import { getMetadataStorage, ValidationError, Validator } from 'class-validator'
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 import { DomainError, FieldProblem } from '@app/contracts';
 import type { FieldIssue } from './wire-fields';
-import { decodeIssues, instantiate, WIRE_CONSTRAINT } from './wire-fields';
+import { decodeIssues, instantiate, passes, WIRE_CONSTRAINT } from './wire-fields';
 
 const validator = new Validator();
 
@@ -35,12 +35,16 @@ storage.groupByPropertyName = (metadata) => {
  */
 export function validated<T extends object>(cls: new () => T, plain: Record<string, unknown>, prefix = '', across?: (dto: T) => FieldProblem[]): T {
   const instance = instantiate(cls, plain);
-  const errors = validator.validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
-  const problems = problemsOf(errors, prefix);
+  const problems = passes(cls, instance as Record<string, unknown>) ? [] : problemsOf(classValidatorErrors(instance), prefix);
   // Rules across two objects (a sale's payment.amount against its order.totalAmount), in the same 400.
   if (across) problems.push(...across(instance));
   if (problems.length) throw DomainError.fields(problems);
   return instance;
+}
+
+/** class-validator's own run over the instance: every constraint, every nested object. */
+export function classValidatorErrors(instance: object): ValidationError[] {
+  return validator.validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
 }
 
 export function problemsOf(errors: ValidationError[], prefix: string): FieldProblem[] {
