@@ -5,7 +5,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
-import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, withDatabase } from '../../scripts/lib/database';
+import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
 import { freePort } from '../../scripts/lib/local-servers';
 import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from '../../scripts/lib/processes';
@@ -176,20 +176,10 @@ export async function waitUntilIdle(stack: BenchStack, timeoutMs = 120_000): Pro
   }
 }
 
-/** The operator CLI against the bench stack's database; its one JSON document on stdout. */
 /** The internal id (UUID) of the merchant with this public id (what merchant:create printed). */
-export async function internalIdOf(env: NodeJS.ProcessEnv, publicId: string): Promise<string> {
-  const db = new Client({ connectionString: env.DATABASE_URL });
-  await db.connect();
-  try {
-    const { rows } = await db.query<{ id: string }>('SELECT id FROM merchants WHERE public_id = $1', [publicId]);
-    if (!rows[0]) throw new Error(`no merchant with public id ${publicId}`);
-    return rows[0].id;
-  } finally {
-    await db.end();
-  }
-}
+export const internalIdOf = (env: NodeJS.ProcessEnv, publicId: string): Promise<string> => merchantInternalId(env.DATABASE_URL!, publicId);
 
+/** The operator CLI against the bench stack's database; its one JSON document on stdout. */
 export async function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
   const r = await runNode(cliEntry(repoRoot()), args, { cwd: repoRoot(), env, timeoutMs: 30_000 });
   if (r.code !== 0) throw new Error(`cli ${args.join(' ')} failed: ${r.stderr.trim() || r.stdout.trim()}`);

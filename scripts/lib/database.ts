@@ -131,3 +131,16 @@ export async function dropDatabase(url: string): Promise<void> {
   const name = databaseName(url);
   await withMaintenance(url, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
 }
+
+/** The internal id (UUID) of the merchant with this public id (what merchant:create printed). */
+export async function merchantInternalId(url: string, publicId: string): Promise<string> {
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM merchants WHERE public_id = $1', [publicId]);
+    if (!rows[0]) throw new Error(`no merchant with public id ${publicId}`);
+    return rows[0].id;
+  } finally {
+    await db.end();
+  }
+}

@@ -10,8 +10,8 @@ import {
   startPrivatePostgresCluster,
   startPrivateRedisServer,
 } from '../../scripts/lib/local-servers';
+import { merchantInternalId } from '../../scripts/lib/database';
 import { appEntry, cliEntry, lastJsonLine, repoRoot, runNode, sleep, within } from '../../scripts/lib/processes';
-import { Client } from 'pg';
 import { remember } from './leftovers';
 
 /**
@@ -281,17 +281,7 @@ export async function createMerchant(name: string, env: Record<string, string> =
 }
 
 /** The internal id (UUID) of the merchant with this public id. */
-export async function internalIdOf(publicId: string, databaseUrl = process.env.DATABASE_URL!): Promise<string> {
-  const db = new Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
-    const { rows } = await db.query<{ id: string }>('SELECT id FROM merchants WHERE public_id = $1', [publicId]);
-    if (!rows[0]) throw new Error(`no merchant with public id ${publicId}`);
-    return rows[0].id;
-  } finally {
-    await db.end();
-  }
-}
+export const internalIdOf = (publicId: string, databaseUrl = process.env.DATABASE_URL!): Promise<string> => merchantInternalId(databaseUrl, publicId);
 
 export interface HttpResult {
   status: number;

@@ -31,7 +31,9 @@ storage.groupByPropertyName = (metadata) => {
 /**
  * Validates a plain object with a DTO class and returns the instance, or throws one 400 listing
  * every problem with its wire code and path (`payment.split[2].percentage`), the first as the
- * headline. `across` adds rules that span objects. `prefix` is the path of the object on the wire ("" for an operation's body).
+ * headline. `across` adds rules that span objects. `prefix` is the path of the object on the wire
+ * ("" for an operation's body). class-validator's executor runs only for a body that fails a
+ * field's constraint (see `passes`).
  */
 export function validated<T extends object>(cls: new () => T, plain: Record<string, unknown>, prefix = '', across?: (dto: T) => FieldProblem[]): T {
   const instance = instantiate(cls, plain);
