@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { Client } from 'pg';
 import { TEST_CARDS } from '@app/card';
-import { createMerchant, logDir, MerchantCredentials, post, runCli, Stack, startStack } from '../support/stack';
+import { createMerchant, jsonOf, logDir, MerchantCredentials, post, runCli, Stack, startStack } from '../support/stack';
 import { FUZZ_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
 /**
@@ -910,12 +910,7 @@ async function send(baseUrl: string, c: Built, body: Buffer): Promise<Answer> {
   try {
     const res = await fetch(baseUrl + c.path, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+    const json = jsonOf(text);
     const headerText = [...res.headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n');
     return { status: res.status, ms: Date.now() - started, text: `${headerText}\n\n${text}`, json, replayed: res.headers.get('idempotent-replayed') === 'true' };
   } catch (e) {

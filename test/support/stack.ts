@@ -300,13 +300,16 @@ export async function post(baseUrl: string, path: string, body: unknown, headers
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  let json: unknown;
+  return { status: res.status, headers: Object.fromEntries(res.headers.entries()), json: jsonOf(text), text };
+}
+
+/** An answer's body parsed, or undefined when it is not JSON. */
+export function jsonOf(text: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { status: res.status, headers: Object.fromEntries(res.headers.entries()), json, text };
 }
 
 /**
