@@ -36,7 +36,7 @@ async function withDb<T>(url: string, fn: (db: Client) => Promise<T>): Promise<T
 
 /** The audit events since `afterId`, oldest first. */
 const eventsAfter = (afterId: string, url = process.env.DATABASE_URL!): Promise<AuditRow[]> =>
-  withDb(url, async (db) => (await db.query(`SELECT id::text, operator_name, action, target, origin, outcome, error_class, attempt_id::text, detail FROM audit_events WHERE id > $1 ORDER BY id`, [afterId])).rows);
+  withDb(url, async (db) => (await db.query(`SELECT id::text, operator_name, action, target, origin, outcome, error_class, attempt_id::text, detail FROM audit_events WHERE id > $1 ORDER BY audit_events.id`, [afterId])).rows);
 const lastEventId = (url = process.env.DATABASE_URL!): Promise<string> =>
   withDb(url, async (db) => (await db.query(`SELECT coalesce(max(id), 0)::text AS id FROM audit_events`)).rows[0].id);
 
