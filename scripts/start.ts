@@ -9,7 +9,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { appLogTail, isHealthy, launchApp, stopApp, SupervisedApp } from './lib/app-supervisor';
 import {
@@ -26,6 +26,7 @@ import {
   urlPort,
 } from './lib/database';
 import { ensureDevKeys, KEY_VARIABLES, KeySet } from './lib/dev-keys';
+import { bootstrapAdmin, operatorTokenActive } from './lib/operators';
 import { compose, dockerEngineAvailable } from './lib/docker';
 import { findPostgresBinDir, findRedisServer, freePort, isPortFree, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from './lib/local-servers';
 import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from './lib/processes';
@@ -224,6 +225,35 @@ async function ensureSandboxMerchant(root: string, dataDir: string, env: NodeJS.
   return merchant;
 }
 
+interface DevOperator {
+  operator: string;
+  token: string;
+}
+
+/**
+ * The developer's admin operator: bootstrapped on a fresh database (operator:create without a
+ * token), its token saved next to the sandbox merchant and passed to every child as
+ * GATEWAY_OPERATOR_TOKEN. Kept while it is active; with an active admin but no usable saved token,
+ * the developer's own GATEWAY_OPERATOR_TOKEN (if any) is what the CLI uses.
+ */
+async function ensureDevOperator(root: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<DevOperator | undefined> {
+  const file = join(dataDir, 'dev-operator.json');
+  const saved = existsSync(file) ? parseJson<DevOperator>(readFileSync(file, 'utf8')) : undefined;
+  if (saved?.token && (await operatorTokenActive(env.DATABASE_URL!, saved.token)) !== false) return saved;
+  let issued: DevOperator;
+  try {
+    issued = await bootstrapAdmin(root, env, `dev-admin-${randomBytes(3).toString('hex')}`);
+  } catch (e) {
+    say(`no development admin: ${(e as Error).message.split('\n')[0]}`);
+    say('(an active admin exists: have it run operator:create for you, then set GATEWAY_OPERATOR_TOKEN)');
+    return undefined;
+  }
+  writeFileSync(file, JSON.stringify({ operator: issued.operator, token: issued.token }, null, 2) + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  say(`created the development admin ${issued.operator}`);
+  return issued;
+}
+
 async function merchantExists(databaseUrl: string, merchantId: string): Promise<boolean> {
   const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
   try {
@@ -309,7 +339,7 @@ async function waitForHealth(apps: SupervisedApp[]): Promise<void> {
   );
 }
 
-function printWelcome(merchant: SandboxMerchant, dataDir: string, api: SupervisedApp, env: NodeJS.ProcessEnv): void {
+function printWelcome(merchant: SandboxMerchant, operator: DevOperator | undefined, dataDir: string, api: SupervisedApp, env: NodeJS.ProcessEnv): void {
   const base = `http://${env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1'}:${api.port}`;
   say('');
   say(`Sandbox merchant (saved in ${shortPath(join(dataDir, 'sandbox-merchant.json'))}):`);
@@ -319,7 +349,11 @@ function printWelcome(merchant: SandboxMerchant, dataDir: string, api: Supervise
   say('');
   say(`API listening on ${base}`);
   say(`API docs: ${base}/docs`);
-  say(`Operator dashboard: ${base}/admin/queues (Authorization: Bearer <ADMIN_TOKEN from ${shortPath(join(dataDir, 'dev-keys.env'))}>)`);
+  if (operator) {
+    say(`Development admin (saved in ${shortPath(join(dataDir, 'dev-operator.json'))}): ${operator.operator}`);
+    say(`  export GATEWAY_OPERATOR_TOKEN=${operator.token}   # for npm run cli`);
+  }
+  say(`Operator dashboard: ${base}/admin/queues (Authorization: Bearer <GATEWAY_OPERATOR_TOKEN>)`);
   say(`Logs: ${shortPath(join(dataDir, 'logs'))}/<app>.log. Ctrl-C stops everything.`);
 }
 
@@ -352,10 +386,12 @@ async function main(): Promise<void> {
   const infra = await ensureInfrastructure(root, dataDir, keys);
   const env = appEnvironment(keys, dataDir, infra);
   await prepareDatabase(root, env);
+  const operator = await ensureDevOperator(root, dataDir, env);
+  if (operator) env.GATEWAY_OPERATOR_TOKEN = operator.token;
   const merchant = await ensureSandboxMerchant(root, dataDir, env);
   const apps = await startApps(root, env, logsDir);
   await waitForHealth(apps);
-  printWelcome(merchant, dataDir, apps.find((a) => a.name === 'api')!, env);
+  printWelcome(merchant, operator, dataDir, apps.find((a) => a.name === 'api')!, env);
   // From here on the child processes keep us alive until a signal or a crash.
 }
 

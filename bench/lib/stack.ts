@@ -7,6 +7,7 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
+import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { freePort } from '../../scripts/lib/local-servers';
 import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from '../../scripts/lib/processes';
 
@@ -63,6 +64,8 @@ export async function startBenchStack(): Promise<BenchStack> {
   await createDatabaseIfMissing(databaseUrl);
   const migrated = await runNode(migrateEntry(root), [], { cwd: root, env, timeoutMs: 60_000 });
   if (migrated.code !== 0) throw new Error(`migrations failed: ${migrated.stderr}`);
+  // The bench's CLI calls (runCli with stack.env) act as this admin of the run's own database.
+  env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, env, 'bench-admin')).token;
   await seedHistory(databaseUrl, Number(process.env.BENCH_HISTORY ?? 200_000));
 
   const apps: BenchApp[] = [];

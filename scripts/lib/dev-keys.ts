@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path';
 
 /** The variables every app may need; apps fall back to `${DATA_DIR}/dev-keys.env` outside production. */
-export const KEY_VARIABLES = ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS', 'ADMIN_TOKEN'] as const;
+export const KEY_VARIABLES = ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS'] as const;
 export type KeyVariable = (typeof KEY_VARIABLES)[number];
 export type KeySet = Record<KeyVariable, string>;
 
@@ -15,7 +15,6 @@ export function generateKeys(): KeySet {
     TRANSIT_KEYS: `t1:${key32()}`,
     VAULT_KEKS: `k1:${key32()}`,
     FINGERPRINT_KEYS: `f1:${key32()}`,
-    ADMIN_TOKEN: randomBytes(32).toString('hex'),
   };
 }
 

@@ -12,7 +12,7 @@ jest.setTimeout(120_000);
 describe('merchant ids', () => {
   let stack: Stack;
   let shop: MerchantCredentials;
-  const admin = { authorization: `Bearer ${process.env.ADMIN_TOKEN}` };
+  const admin = { authorization: `Bearer ${process.env.GATEWAY_OPERATOR_TOKEN}` };
 
   const envelope = (m: { merchantId: string; merchantKey: string }, op: string, body: unknown) =>
     ({ 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } });

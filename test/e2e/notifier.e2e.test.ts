@@ -101,7 +101,7 @@ describe('webhook delivery to urlReturn', () => {
   let listener: Listener;
   let db: Client;
   let ref = 0;
-  const admin = { authorization: `Bearer ${process.env.ADMIN_TOKEN}` };
+  const admin = { authorization: `Bearer ${process.env.GATEWAY_OPERATOR_TOKEN}` };
 
   const receiver = (op: string, body: unknown, headers: Record<string, string> = {}) =>
     post(stack.baseUrl, '/v1/receiver', { 'transaction-request': { version: '1.0.0', verification: { merchantId: shop.merchantId, merchantKey: shop.merchantKey }, [op]: body } }, headers);

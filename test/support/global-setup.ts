@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabaseIfMissing, dropDatabase, redactUrl, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
+import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { migrateEntry, repoRoot, runNode } from '../../scripts/lib/processes';
 import { resolveInfra } from './infra';
 import { RUN_STATE, TestRun } from './run-state';
@@ -39,6 +40,8 @@ export default async function globalSetup(): Promise<void> {
     TEST_LEFTOVERS_DIR: join(scratch, 'leftovers'),
   };
   for (const dir of [env.DATA_DIR, env.TEST_LOG_DIR]) mkdirSync(dir, { recursive: true });
+  // A developer's own operator token means nothing in this run's database.
+  delete process.env.GATEWAY_OPERATOR_TOKEN;
   pruneOldRuns(logsRoot, 10);
   Object.assign(process.env, env);
 
@@ -46,6 +49,8 @@ export default async function globalSetup(): Promise<void> {
     await createDatabaseIfMissing(databaseUrl);
     const r = await runNode(migrateEntry(root), [], { cwd: root, env: process.env, timeoutMs: 120_000 });
     if (r.code !== 0) throw new Error(`migrations failed (exit ${r.code}):\n${r.stderr.trim() || r.stdout.trim()}`);
+    // Every CLI call of the suites runs as this admin (runCli passes process.env on).
+    process.env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, process.env, 'test-admin')).token;
   } catch (e) {
     await dropDatabase(databaseUrl).catch(() => undefined);
     await infra.stop();

@@ -7,7 +7,7 @@ import { HttpExceptionFilter } from './errors/http-exception.filter';
 import { gatewayClientProvider } from './messaging/gateway-client.provider';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
-import { DeliveriesRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { AuditTrail, DeliveriesRepository, FeePlansRepository, OperatorsRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
 import { AdminController } from './admin/admin.controller';
 import { AdminQueues } from './admin/admin-queues';
 import { IdempotencyService } from './idempotency/idempotency.service';
@@ -35,6 +35,8 @@ export class AppModule {
         LedgerRepository,
         SaleTermsService,
         DeliveriesRepository,
+        OperatorsRepository,
+        AuditTrail,
         { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redisUrl, config.base.queuePrefix) },
         gatewayClientProvider,
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

@@ -51,7 +51,7 @@ async function bootstrap(): Promise<void> {
     done();
   });
 
-  await setUpAdmin(app, config.adminToken);
+  await setUpAdmin(app);
 
   const doc = new DocumentBuilder()
     .setTitle('Card gateway API')

@@ -1,7 +1,8 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
-import { dataSourceOptions, DeliveriesRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { AuditTrail, dataSourceOptions, DeliveriesRepository, OperatorsRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
 import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
@@ -11,9 +12,23 @@ import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } fro
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
 import { VaultRotateKeyCommand } from './vault/vault.commands';
 import { VaultRotationService } from './vault/vault-rotation.service';
+import { AuditListCommand } from './operators/audit.commands';
+import { CommandGate } from './operators/command-gate';
+import { OperatorCreateCommand, OperatorListCommand, OperatorRevokeCommand } from './operators/operator.commands';
+import { OperatorSession } from './operators/operator-session';
 
 @Module({
+  imports: [DiscoveryModule],
   providers: [
+    // Every command below runs through the gate: an operator's token, its role, the audit trail.
+    OperatorsRepository,
+    AuditTrail,
+    OperatorSession,
+    CommandGate,
+    OperatorCreateCommand,
+    OperatorRevokeCommand,
+    OperatorListCommand,
+    AuditListCommand,
     { provide: CliConfig, useFactory: () => loadCliConfig() },
     {
       provide: DataSource,

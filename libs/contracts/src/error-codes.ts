@@ -4,6 +4,7 @@
  */
 export const ErrorCodes = {
   AuthenticationFailed: '010',
+  OperatorRoleRefused: '011',
   AlreadyCancelled: '034',
   TransactionNotFound: '035',
   AlreadyCaptured: '036',
@@ -35,6 +36,7 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 /** Human descriptions, also served in the README table and the OpenAPI document. */
 export const ErrorCodeDescriptions: Record<ErrorCode, string> = {
   '010': 'Authentication failed: unknown merchantId or wrong merchantKey.',
+  '011': "Operator endpoints (/admin): the operator's role does not allow this action.",
   '034': 'The transaction is already cancelled.',
   '035': 'Transaction not found.',
   '036': 'The transaction is already captured.',

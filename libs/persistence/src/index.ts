@@ -12,3 +12,6 @@ export * from './webhooks/deliveries.repository';
 export * from './transactions/operations.repository';
 export * from './merchants/merchant-public-id';
 export * from './merchants/merchants.repository';
+export * from './operators/operator-access';
+export * from './operators/operators.repository';
+export * from './operators/audit-trail';

@@ -7,7 +7,7 @@ import { AdminQueues } from './admin-queues';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked'];
 
-/** Operator endpoints (behind ADMIN_TOKEN, checked for every /admin path in main.ts). */
+/** Operator endpoints (behind an operator's token and role, checked and audited for every /admin path in admin.setup.ts). */
 @ApiExcludeController()
 @ApiBearerAuth()
 @Controller('admin/deliveries')

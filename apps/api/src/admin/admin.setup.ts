@@ -3,32 +3,85 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { ErrorCodes } from '@app/contracts';
+import { AuditSubject, AuditTrail, looksLikeOperatorToken, OperatorRole, operatorTokenHash, OperatorsRepository, roleAllows } from '@app/persistence';
+import { unavailable, wireError } from '../errors/wire-error';
 import { AdminQueues, CARD_BEARING_QUEUES, RETRYABLE_QUEUES } from './admin-queues';
 
 const REDACTED = { redacted: 'card-bearing queue: job data is not shown' };
+const UNAUTHORIZED = { status: { code: '401', message: 'Unauthorized' } };
+const READS = new Set(['GET', 'HEAD']);
+
+/** The attempt a non-GET admin request was audited under, for its outcome once the answer is known. */
+const attempts = new WeakMap<FastifyRequest, { subject: AuditSubject; attemptId: string }>();
 
 /**
- * The operator surface: every /admin path wants `Authorization: Bearer <ADMIN_TOKEN>` (compared
- * in constant time); without it, or when no token is configured, a bare 401 that says nothing
- * else. bull-board at /admin/queues shows every queue, the data of card-bearing ones redacted,
- * retries only where a retry is safe (deliveries, settlement).
+ * The operator surface: every /admin path wants `Authorization: Bearer <operator token>`, the
+ * token of an operator (operator:create), looked up by its hash on every request, so a revoked
+ * token is refused from the next request on. Unknown or revoked: a bare 401 that says nothing
+ * else. Reading (GET) needs the viewer role; anything else (a replay, a dashboard retry) the
+ * operator role, else 403 with the wire error body (code 011).
+ *
+ * Every non-GET request is audited, refused or not: a refusal as one `refused` event; an
+ * allowed one as `attempted` before the handler runs (if that cannot be written: 503, nothing
+ * done) and its outcome (`ok`, or `failed` with the HTTP status as its class) before the answer
+ * leaves (if that cannot be written: 503 instead of the answer).
+ *
+ * bull-board at /admin/queues shows every queue, the data of card-bearing ones redacted, retries
+ * only where a retry is safe (deliveries, settlement).
  */
-export async function setUpAdmin(app: NestFastifyApplication, adminToken: string | undefined): Promise<void> {
+export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
-  const expected = adminToken ? createHash('sha256').update(adminToken).digest() : undefined;
-  fastify.addHook('onRequest', (req, reply, done) => {
-    if (!isAdminRequest(req)) return done();
-    const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const ok = !!expected && !!given && timingSafeEqual(createHash('sha256').update(given).digest(), expected);
-    if (!ok) return void reply.code(401).header('www-authenticate', 'Bearer').send({ status: { code: '401', message: 'Unauthorized' } });
-    // Of the dashboard's actions only retries are allowed: adding, editing, emptying or pausing a
-    // queue by hand could forge a settlement event or drop work.
-    const route = req.routeOptions?.url ?? '';
-    if (route.startsWith('/admin/queues/api/') && req.method !== 'GET' && !/\/retry(\/:[A-Za-z]+)?$/.test(route)) {
-      return void reply.code(405).send({ status: { code: '405', message: 'Only retries are allowed from the dashboard' } });
+  const operators = app.get(OperatorsRepository);
+  const audit = app.get(AuditTrail);
+
+  fastify.addHook('onRequest', async (req, reply) => {
+    if (!isAdminRequest(req)) return;
+    const subject = subjectOf(req);
+    try {
+      const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const operator = looksLikeOperatorToken(given) ? await operators.findByTokenHash(operatorTokenHash(given)) : undefined;
+      const audited = !READS.has(req.method);
+      if (!operator || operator.revoked_at) {
+        if (audited) await audit.refuse({ ...subject, operator: operator && { id: operator.id, name: operator.name } }, operator ? 'revoked operator token' : 'unknown operator token');
+        return reply.code(401).header('www-authenticate', 'Bearer').send(UNAUTHORIZED);
+      }
+      subject.operator = { id: operator.id, name: operator.name };
+      const needs: OperatorRole = audited ? 'operator' : 'viewer';
+      if (!roleAllows(operator.role, needs)) {
+        await audit.refuse(subject, `role ${operator.role} below ${needs}`);
+        const wire = wireError(403, ErrorCodes.OperatorRoleRefused, `Operator ${operator.name} (${operator.role}) may not do this: it needs the ${needs} role.`);
+        return reply.code(wire.httpStatus).send(wire.body);
+      }
+      // Of the dashboard's actions only retries are allowed: adding, editing, emptying or pausing a
+      // queue by hand could forge a settlement event or drop work.
+      const route = req.routeOptions?.url ?? '';
+      if (route.startsWith('/admin/queues/api/') && audited && !/\/retry(\/:[A-Za-z]+)?$/.test(route)) {
+        await audit.refuse(subject, 'not a retry: the dashboard only retries');
+        return reply.code(405).send({ status: { code: '405', message: 'Only retries are allowed from the dashboard' } });
+      }
+      await operators.touch(operator.id);
+      if (audited) attempts.set(req, { subject, attemptId: await audit.append(subject, 'attempted') });
+    } catch {
+      // The operator store or the audit trail is unreachable: nothing runs unchecked or unrecorded.
+      const wire = unavailable();
+      return reply.code(wire.httpStatus).send(wire.body);
     }
-    done();
+  });
+
+  fastify.addHook('onSend', async (req, reply, payload) => {
+    const attempt = attempts.get(req);
+    if (!attempt) return payload;
+    attempts.delete(req);
+    const ok = reply.statusCode < 400;
+    try {
+      await audit.append(attempt.subject, ok ? 'ok' : 'failed', { attemptId: attempt.attemptId, errorClass: ok ? undefined : `http_${reply.statusCode}` });
+      return payload;
+    } catch {
+      const wire = unavailable('The action ran but its outcome could not be recorded in the audit trail; check it before retrying.');
+      reply.code(wire.httpStatus).header('content-type', 'application/json; charset=utf-8');
+      return JSON.stringify(wire.body);
+    }
   });
 
   const queues = app.get(AdminQueues);
@@ -48,6 +101,21 @@ export async function setUpAdmin(app: NestFastifyApplication, adminToken: string
     serverAdapter: board,
   });
   await fastify.register(board.registerPlugin() as never, { prefix: '/admin/queues' });
+}
+
+/** What the audit trail calls an admin request: the CLI's name for the same action where there is one. */
+function subjectOf(req: FastifyRequest): AuditSubject {
+  const route = req.routeOptions?.url;
+  const params = (req.params ?? {}) as Record<string, string>;
+  const action = !route
+    ? `http ${req.method} (no route)`
+    : /\/deliveries\/:id\/replay$/.test(route)
+      ? 'webhooks:replay'
+      : /\/retry(\/:[A-Za-z]+)?$/.test(route)
+        ? 'queues:retry'
+        : `http ${req.method} ${route}`;
+  const target = Object.values(params).filter((v) => typeof v === 'string').join('/') || undefined;
+  return { action, target, origin: `http ${req.ip}`, detail: { method: req.method, route: route ?? null, ...params } };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
-import { BaseConfig, EnvReader, readBaseConfig, readDefaultFeePlan, readDevKeys, readKeyVariable } from '@app/platform';
+import { BaseConfig, EnvReader, readBaseConfig, readDefaultFeePlan, readKeyVariable } from '@app/platform';
 import { Keyring, parseKeyring } from '@app/vault';
 
 export class ApiConfig {
@@ -18,8 +18,6 @@ export class ApiConfig {
   defaultFees: Record<MethodKind, FeeRate>;
   /** SPLIT.md 3: most entries a split may have. */
   splitMaxEntries: number;
-  /** Bearer token of the operator endpoints under /admin; unset: they answer 401 to everyone. */
-  adminToken?: string;
 }
 
 export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
@@ -38,10 +36,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),
     defaultFees: readDefaultFeePlan(r),
     splitMaxEntries: r.int('SPLIT_MAX_ENTRIES', 10, 1, 100),
-    // Like the keys: from the environment, or in development from the quick start's dev-keys file.
-    adminToken: r.optional('ADMIN_TOKEN') ?? (base.nodeEnv === 'development' ? readDevKeys(base.dataDir).ADMIN_TOKEN : undefined),
   };
-  if (cfg.adminToken !== undefined && cfg.adminToken.length < 16) r.problem('ADMIN_TOKEN must be at least 16 characters');
   r.done('api');
   return cfg;
 }

@@ -14,6 +14,7 @@ const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
 const ACTIONS: Record<number, string> = {
   400: 'Correct the named field and send the request again.',
   401: 'Check the merchant credentials.',
+  403: 'Ask an admin for an operator role that allows this action.',
   404: 'Check the identifier; it is unknown for this merchant.',
   409: 'Read the current state with report before retrying.',
   413: 'Send a body of at most 64 KiB.',

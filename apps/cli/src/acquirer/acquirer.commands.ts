@@ -4,9 +4,11 @@ import { ACQUIRER_CONNECTOR, AcquirerConnector, differencesOf, ReconcileDifferen
 import { MerchantsRepository, TransactionsRepository } from '@app/persistence';
 import { merchantOption } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
+import { Guarded } from '../operators/guarded';
 
 const PAGE = 1000;
 
+@Guarded('viewer', 'acquirer:reconcile')
 @Command({
   name: 'acquirer:reconcile',
   description: "Compare every decided transaction's status, captured and cancelled amounts with the acquirer's books; print each difference as JSON, exit 1 on any",

@@ -3,10 +3,16 @@ import { MerchantsRepository } from '@app/persistence';
 import { CliError, printJson } from '../output';
 import { newMerchantKey, newWebhookSecret } from './merchant-credentials';
 import { merchantOption, publicIdFor } from './merchant-option';
+import { Guarded } from '../operators/guarded';
+import { OperatorSession } from '../operators/operator-session';
 
+@Guarded('admin', 'merchant:create')
 @Command({ name: 'merchant:create', description: 'Create a merchant; prints its id (10 digits), key (shown once) and webhook secret' })
 export class MerchantCreateCommand extends CommandRunner {
-  constructor(private readonly merchants: MerchantsRepository) {
+  constructor(
+    private readonly merchants: MerchantsRepository,
+    private readonly session: OperatorSession,
+  ) {
     super();
   }
 
@@ -17,6 +23,7 @@ export class MerchantCreateCommand extends CommandRunner {
     const webhookSecret = newWebhookSecret();
     // The merchant knows only its public id; the UUID stays inside the gateway.
     const { publicId } = await this.merchants.create({ name, keyHash: hash, webhookSecret });
+    this.session.target = publicId;
     printJson({ merchantId: publicId, merchantKey: key, webhookSecret });
   }
 
@@ -26,6 +33,7 @@ export class MerchantCreateCommand extends CommandRunner {
   }
 }
 
+@Guarded('admin', 'merchant:rotate-key')
 @Command({ name: 'merchant:rotate-key', description: 'Issue a new merchant key; the old one stops working' })
 export class MerchantRotateKeyCommand extends CommandRunner {
   constructor(private readonly merchants: MerchantsRepository) {

@@ -6,6 +6,7 @@ import { BRANDS, normalizeFlag } from '@app/card';
 import { CliConfig } from '../config/cli.config';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
+import { Guarded } from '../operators/guarded';
 
 const BANDS: Record<number, string> = { 1: '1', 2: '2-6', 7: '7-12' };
 
@@ -18,6 +19,7 @@ interface FeesSetOptions {
   fixed?: string;
 }
 
+@Guarded('operator', 'fees:set')
 @Command({ name: 'fees:set', description: 'Set the fee of one band ({1}, {2..6}, {7..12}) of a merchant plan' })
 export class FeesSetCommand extends CommandRunner {
   constructor(
@@ -74,6 +76,7 @@ export class FeesSetCommand extends CommandRunner {
   }
 }
 
+@Guarded('viewer', 'fees:show')
 @Command({ name: 'fees:show', description: "A merchant's fee plan, and the default for keys it has no row for" })
 export class FeesShowCommand extends CommandRunner {
   constructor(

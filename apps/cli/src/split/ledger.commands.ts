@@ -3,7 +3,9 @@ import { DomainError } from '@app/contracts';
 import { LedgerRepository, MerchantsRepository } from '@app/persistence';
 import { merchantOption } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
+import { Guarded } from '../operators/guarded';
 
+@Guarded('viewer', 'payables:list')
 @Command({ name: 'payables:list', description: 'Payables and debits of a recipient or of a merchant' })
 export class PayablesListCommand extends CommandRunner {
   constructor(
@@ -31,6 +33,7 @@ export class PayablesListCommand extends CommandRunner {
   }
 }
 
+@Guarded('operator', 'chargeback:record')
 @Command({ name: 'chargeback:record', description: 'Record a chargeback from the acquirer; debits liable recipients (else the merchant)' })
 export class ChargebackRecordCommand extends CommandRunner {
   constructor(private readonly ledger: LedgerRepository) {
@@ -65,6 +68,7 @@ export class ChargebackRecordCommand extends CommandRunner {
   }
 }
 
+@Guarded('viewer', 'ledger:verify')
 @Command({ name: 'ledger:verify', description: 'Check that payables, reversals, chargebacks and fees add up for every transaction; exit 1 on any difference' })
 export class LedgerVerifyCommand extends CommandRunner {
   constructor(

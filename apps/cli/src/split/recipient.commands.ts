@@ -2,10 +2,12 @@ import { Command, CommandRunner, Option } from 'nest-commander';
 import { MerchantsRepository, RecipientRow, RecipientsRepository } from '@app/persistence';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
+import { Guarded } from '../operators/guarded';
 
 /** A recipient as the operator sees it: its merchant by public id. */
 const view = (r: RecipientRow, merchantPublicId: string) => ({ recipientId: r.id, merchantId: merchantPublicId, name: r.name, status: r.status, createdAt: r.created_at, approvedAt: r.approved_at });
 
+@Guarded('operator', 'recipient:create')
 @Command({ name: 'recipient:create', description: 'Register a seller a merchant may split with (pending until approved)' })
 export class RecipientCreateCommand extends CommandRunner {
   constructor(
@@ -34,6 +36,7 @@ export class RecipientCreateCommand extends CommandRunner {
   }
 }
 
+@Guarded('operator', 'recipient:approve')
 @Command({ name: 'recipient:approve', description: 'Approve a recipient: splits to it are accepted from now on' })
 export class RecipientApproveCommand extends CommandRunner {
   constructor(
@@ -56,6 +59,7 @@ export class RecipientApproveCommand extends CommandRunner {
   }
 }
 
+@Guarded('viewer', 'recipient:list')
 @Command({ name: 'recipient:list', description: "A merchant's recipients" })
 export class RecipientListCommand extends CommandRunner {
   constructor(

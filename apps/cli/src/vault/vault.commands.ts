@@ -3,7 +3,9 @@ import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
 import { VaultRotationService } from './vault-rotation.service';
 import { addDevKekVersion, kekSource } from './vault-keys';
+import { Guarded } from '../operators/guarded';
 
+@Guarded('admin', 'vault:rotate-key')
 @Command({
   name: 'vault:rotate-key',
   description: 'Re-wrap every data key under the active key-encryption key (in development, first adds a new version); resumable',

@@ -7,6 +7,7 @@ import { newWebhookSecret } from '../merchants/merchant-credentials';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
+import { Guarded } from '../operators/guarded';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked'];
 
@@ -31,6 +32,7 @@ export class DeliveryQueueRef {
   }
 }
 
+@Guarded('viewer', 'webhooks:list')
 @Command({ name: 'webhooks:list', description: "A merchant's webhook deliveries, newest first" })
 export class WebhooksListCommand extends CommandRunner {
   constructor(
@@ -66,6 +68,7 @@ export class WebhooksListCommand extends CommandRunner {
   }
 }
 
+@Guarded('operator', 'webhooks:replay')
 @Command({ name: 'webhooks:replay', description: 'Replay one delivery, or every delivery of a merchant since a time that never succeeded' })
 export class WebhooksReplayCommand extends CommandRunner {
   constructor(
@@ -113,6 +116,7 @@ export class WebhooksReplayCommand extends CommandRunner {
   }
 }
 
+@Guarded('admin', 'merchant:rotate-webhook-secret')
 @Command({ name: 'merchant:rotate-webhook-secret', description: 'New webhook secret; the old one keeps signing (as a second signature) for a grace period' })
 export class MerchantRotateWebhookSecretCommand extends CommandRunner {
   constructor(

@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { auditDetail, maskCardLike } from './operator-access';
+
+export type AuditOutcome = 'attempted' | 'ok' | 'refused' | 'failed';
+
+/** Who did what to which target from where: the part of an event the attempt and its outcome share. */
+export interface AuditSubject {
+  /** Undefined: nobody authenticated (an unknown token, or the first admin's bootstrap). */
+  operator?: { id: string; name: string };
+  action: string;
+  target?: string;
+  /** `cli <os user>@<host>`, or `http <client address>`. */
+  origin: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface AuditEventRow {
+  id: string;
+  at: Date;
+  operator_id: string | null;
+  operator_name: string | null;
+  action: string;
+  target: string | null;
+  origin: string;
+  outcome: AuditOutcome;
+  error_class: string | null;
+  attempt_id: string | null;
+  detail: Record<string, unknown>;
+}
+
+export interface AuditFilter {
+  since?: Date;
+  operator?: string;
+  action?: string;
+  limit: number;
+}
+
+/** Thrown by an action that decided not to act (the event's outcome is then `refused`, not `failed`). */
+export class RefusedError extends Error {
+  override name = 'RefusedError';
+}
+
+/** The audit trail wrote nothing: the action it guards did not run, or its outcome is unrecorded. */
+export class AuditUnavailableError extends Error {
+  override name = 'AuditUnavailableError';
+}
+
+/**
+ * The append-only audit trail (a trigger refuses UPDATE, DELETE and TRUNCATE).
+ *
+ * An action is never done unrecorded: `run` appends the attempt first and acts only once that
+ * row is written; then it appends the outcome (ok, refused or failed with the error's class)
+ * pointing at the attempt. If the attempt cannot be written the action does not run; if the
+ * outcome cannot be written the caller fails too, and the attempt without an outcome says so.
+ */
+@Injectable()
+export class AuditTrail {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async append(s: AuditSubject, outcome: AuditOutcome, extra: { errorClass?: string; attemptId?: string } = {}): Promise<string> {
+    try {
+      const [{ id }]: { id: string }[] = await this.db.query(
+        `INSERT INTO audit_events (operator_id, operator_name, action, target, origin, outcome, error_class, attempt_id, detail)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+        [s.operator?.id ?? null, s.operator?.name ?? null, s.action, s.target === undefined ? null : maskCardLike(s.target).slice(0, 200), s.origin, outcome, extra.errorClass ?? null, extra.attemptId ?? null, auditDetail(s.detail ?? {})],
+      );
+      return String(id);
+    } catch (e) {
+      throw new AuditUnavailableError(`the audit trail could not record ${s.action} (${outcome}): ${(e as Error).message}`);
+    }
+  }
+
+  /** Records a refusal: nothing was attempted. */
+  async refuse(s: AuditSubject, reason: string): Promise<void> {
+    await this.append({ ...s, detail: { ...s.detail, reason } }, 'refused');
+  }
+
+  /** Runs `act` between its attempt and its outcome (see the class comment). */
+  async run<T>(s: AuditSubject, act: () => Promise<T>, late?: () => Partial<AuditSubject>): Promise<T> {
+    const attemptId = await this.append(s, 'attempted');
+    let result: T;
+    try {
+      result = await act();
+    } catch (e) {
+      const refused = e instanceof RefusedError;
+      const outcome: AuditOutcome = refused ? 'refused' : 'failed';
+      try {
+        const ended = { ...s, ...late?.() };
+        if (refused) ended.detail = { ...ended.detail, reason: (e as Error).message };
+        await this.append(ended, outcome, { errorClass: refused ? undefined : errorClassOf(e), attemptId });
+      } catch (auditError) {
+        throw new AuditUnavailableError(`${(e as Error).message}; and ${(auditError as Error).message}`);
+      }
+      throw e;
+    }
+    await this.append({ ...s, ...late?.() }, 'ok', { attemptId });
+    return result;
+  }
+
+  async list(f: AuditFilter): Promise<AuditEventRow[]> {
+    const rows: AuditEventRow[] = await this.db.query(
+      `SELECT id, at, operator_id, operator_name, action, target, origin, outcome, error_class, attempt_id, detail FROM audit_events
+       WHERE ($1::timestamptz IS NULL OR at >= $1) AND ($2::text IS NULL OR operator_name = $2) AND ($3::text IS NULL OR action = $3)
+       ORDER BY at DESC, id DESC LIMIT $4`,
+      [f.since ?? null, f.operator ?? null, f.action ?? null, f.limit],
+    );
+    return rows.map((r) => ({ ...r, id: String(r.id), attempt_id: r.attempt_id === null ? null : String(r.attempt_id) }));
+  }
+}
+
+/** A failure's class for the trail: its name (CliError, DomainError, QueryFailedError…), never its message. */
+export function errorClassOf(e: unknown): string {
+  const name = e instanceof Error ? (e.name !== 'Error' ? e.name : e.constructor.name) : typeof e;
+  return /^[A-Za-z0-9_.:-]{1,64}$/.test(name) ? name : 'Error';
+}

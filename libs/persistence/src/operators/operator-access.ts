@@ -1,0 +1,66 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { isLuhnValid } from '@app/card';
+
+/** Roles from least to most: each allows everything the ones before it do. */
+export const OPERATOR_ROLES = ['viewer', 'operator', 'admin'] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+export function isOperatorRole(v: unknown): v is OperatorRole {
+  return typeof v === 'string' && (OPERATOR_ROLES as readonly string[]).includes(v);
+}
+
+/** Whether an operator of role `has` may do what needs `needs`. */
+export function roleAllows(has: OperatorRole, needs: OperatorRole): boolean {
+  return OPERATOR_ROLES.indexOf(has) >= OPERATOR_ROLES.indexOf(needs);
+}
+
+/** What an operator's name may look like (the migration's CHECK says the same). */
+export const OPERATOR_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+/**
+ * Personal operator tokens: `op_` then 32 random bytes in base64url (43 characters), so a leaked
+ * one is recognisable in a scanner. Only the SHA-256 is stored; a token is found by its hash (an
+ * equality lookup on a unique index: nothing to compare character by character).
+ */
+export const OPERATOR_TOKEN_PREFIX = 'op_';
+const TOKEN_SHAPE = /^op_[A-Za-z0-9_-]{43}$/;
+
+export function newOperatorToken(): { token: string; hash: Buffer } {
+  const token = OPERATOR_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  return { token, hash: operatorTokenHash(token) };
+}
+
+export function operatorTokenHash(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
+
+/** Whether a string has a token's shape (anything else is refused without a lookup). */
+export function looksLikeOperatorToken(v: string | undefined): v is string {
+  return !!v && TOKEN_SHAPE.test(v);
+}
+
+const SECRET_KEY = /token|secret|password|passphrase|key|cvv|cvc|pan|card/i;
+const CARD_LIKE = /\d{13,19}/g;
+const MAX_TEXT = 200;
+
+/**
+ * The detail of an audit event as stored: options and parameters minus anything named like a
+ * secret, strings cut to 200 characters, and any run of 13 to 19 digits that passes Luhn removed
+ * (an operator pasting a card number into an option must not put it in the trail).
+ */
+export function auditDetail(raw: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === undefined || SECRET_KEY.test(k)) continue;
+    if (typeof v === 'string') out[k] = cut(maskCardLike(v));
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[k] = v;
+    else out[k] = cut(maskCardLike(JSON.stringify(v)));
+  }
+  return out;
+}
+
+const cut = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` : s);
+
+export function maskCardLike(s: string): string {
+  return s.replace(CARD_LIKE, (digits) => (isLuhnValid(digits) ? '[card-like number removed]' : digits));
+}
