@@ -11,6 +11,7 @@ import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } fro
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
 import { VaultRotateKeyCommand } from './vault/vault.commands';
 import { VaultRotationService } from './vault/vault-rotation.service';
+import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.commands';
 
 @Module({
   providers: [
@@ -25,6 +26,8 @@ import { VaultRotationService } from './vault/vault-rotation.service';
     MerchantRotateKeyCommand,
     VaultRotateKeyCommand,
     VaultRotationService,
+    SecretsRotation,
+    SecretsRotateKeyCommand,
     RecipientsRepository,
     FeePlansRepository,
     LedgerRepository,

@@ -4,31 +4,35 @@ import { generateKeySpec, Keyring, parseKeyring } from '@app/vault';
 import { CliConfig } from '../config/cli.config';
 import { CliError } from '../output';
 
-export type KekSource = { kind: 'env'; keyring: Keyring } | { kind: 'dev-file'; keyring: Keyring; file: string };
+/** The key-encryption keyrings the CLI reads, and the letter their generated key ids start with. */
+export const KEYRINGS = { VAULT_KEKS: 'k', SECRETS_KEKS: 's' } as const;
+export type KeyringVariable = keyof typeof KEYRINGS;
+
+export type KeyringSource = { kind: 'env'; keyring: Keyring } | { kind: 'dev-file'; keyring: Keyring; file: string };
 
 /**
- * Where the key-encryption keys come from. In production they are configuration (VAULT_KEKS,
- * KMS-ready): an operator adds the new version there as the active one, restarts the tokenizers,
- * then runs the rotation. In development they live in the quick start's dev-keys file, which
- * this CLI may extend itself.
+ * Where a key-encryption keyring comes from. In production it is configuration (VAULT_KEKS,
+ * SECRETS_KEKS; KMS-ready): an operator adds the new version there as the active one, restarts
+ * the apps that read it, then runs the rotation. In development it lives in the quick start's
+ * dev-keys file, which this CLI may extend itself.
  */
-export function kekSource(cfg: CliConfig): KekSource {
-  const fromEnv = cfg.env.VAULT_KEKS;
-  if (fromEnv) return { kind: 'env', keyring: parseKeyring(fromEnv, 'VAULT_KEKS') };
-  if (cfg.base.nodeEnv === 'production') throw new CliError('VAULT_KEKS is required in production');
+export function keyringSource(cfg: CliConfig, name: KeyringVariable): KeyringSource {
+  const fromEnv = cfg.env[name];
+  if (fromEnv) return { kind: 'env', keyring: parseKeyring(fromEnv, name) };
+  if (cfg.base.nodeEnv === 'production') throw new CliError(`${name} is required in production`);
   const file = devKeysPath(cfg.base.dataDir);
-  const spec = readDevKeys(cfg.base.dataDir).VAULT_KEKS;
-  if (!spec) throw new CliError(`VAULT_KEKS is not set and ${file} has none (run "npm start" once)`);
-  return { kind: 'dev-file', keyring: parseKeyring(spec, 'VAULT_KEKS'), file };
+  const spec = readDevKeys(cfg.base.dataDir)[name];
+  if (!spec) throw new CliError(`${name} is not set and ${file} has none (run "npm start" once)`);
+  return { kind: 'dev-file', keyring: parseKeyring(spec, name), file };
 }
 
-/** Adds a new active version to the dev keys file (atomically), keeping the old ones to unwrap. */
-export function addDevKekVersion(file: string, keyring: Keyring): Keyring {
-  const next = `k${keyring.kids().length + 1}_${Date.now().toString(36)}`;
+/** Adds a new active version of `name` to the dev keys file (atomically), keeping the old ones to open. */
+export function addDevKeyVersion(file: string, keyring: Keyring, name: KeyringVariable): Keyring {
+  const next = `${KEYRINGS[name]}${keyring.kids().length + 1}_${Date.now().toString(36)}`;
   const spec = `${keyring.toSpec().replace(/;active=.*$/, '')},${generateKeySpec(next)}`;
-  const updated = parseKeyring(spec, 'VAULT_KEKS');
-  const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l && !l.startsWith('VAULT_KEKS=')) : [];
-  lines.push(`VAULT_KEKS=${updated.toSpec()}`);
+  const updated = parseKeyring(spec, name);
+  const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l && !l.startsWith(`${name}=`)) : [];
+  lines.push(`${name}=${updated.toSpec()}`);
   writeFileSync(`${file}.tmp`, lines.join('\n') + '\n', { mode: 0o600 });
   chmodSync(`${file}.tmp`, 0o600);
   renameSync(`${file}.tmp`, file);

@@ -1,22 +1,28 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { MerchantsRepository } from '@app/persistence';
+import { CliConfig } from '../config/cli.config';
+import { keyringSource } from '../keys/keyrings';
 import { CliError, printJson } from '../output';
 import { newMerchantKey, newWebhookSecret } from './merchant-credentials';
 import { merchantOption, publicIdFor } from './merchant-option';
 
 @Command({ name: 'merchant:create', description: 'Create a merchant; prints its id (10 digits), key (shown once) and webhook secret' })
 export class MerchantCreateCommand extends CommandRunner {
-  constructor(private readonly merchants: MerchantsRepository) {
+  constructor(
+    private readonly merchants: MerchantsRepository,
+    private readonly config: CliConfig,
+  ) {
     super();
   }
 
   async run(_args: string[], opts: { name?: string }): Promise<void> {
     const name = opts.name?.trim();
     if (!name) throw new CliError('--name is required');
+    const secrets = keyringSource(this.config, 'SECRETS_KEKS').keyring;
     const { key, hash } = newMerchantKey();
     const webhookSecret = newWebhookSecret();
     // The merchant knows only its public id; the UUID stays inside the gateway.
-    const { publicId } = await this.merchants.create({ name, keyHash: hash, webhookSecret });
+    const { publicId } = await this.merchants.create({ name, keyHash: hash, webhookSecret }, secrets);
     printJson({ merchantId: publicId, merchantKey: key, webhookSecret });
   }
 
