@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** The variables every app may need; apps fall back to `${DATA_DIR}/dev-keys.env` outside production. */
-export const KEY_VARIABLES = ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS'] as const;
+export const KEY_VARIABLES = ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS', 'SECRETS_KEKS'] as const;
 export type KeyVariable = (typeof KEY_VARIABLES)[number];
 export type KeySet = Record<KeyVariable, string>;
+/** Keys added to an existing dev keys file that lacks them (regenerating the others would orphan data). */
+const ADDABLE: KeyVariable[] = ['SECRETS_KEKS'];
 
 const key32 = () => randomBytes(32).toString('base64');
 
@@ -15,6 +17,7 @@ export function generateKeys(): KeySet {
     TRANSIT_KEYS: `t1:${key32()}`,
     VAULT_KEKS: `k1:${key32()}`,
     FINGERPRINT_KEYS: `f1:${key32()}`,
+    SECRETS_KEKS: `s1:${key32()}`,
   };
 }
 
@@ -58,7 +61,15 @@ export function ensureDevKeys(dataDir: string): { file: string; keys: KeySet; cr
   }
   // Secrets: whatever created the file, only its owner may read it.
   chmodSync(file, 0o600);
-  const parsed = parseEnvFile(readFileSync(file, 'utf8'));
+  let parsed = parseEnvFile(readFileSync(file, 'utf8'));
+  // A file from before a keyring existed gets it appended: nothing can be sealed under a key
+  // that was never there (SECRETS_KEKS came after the first quick starts).
+  const addable = ADDABLE.filter((k) => !parsed[k]);
+  if (addable.length) {
+    const fresh = generateKeys();
+    appendFileSync(file, addable.map((k) => `${k}=${fresh[k]}\n`).join(''));
+    parsed = parseEnvFile(readFileSync(file, 'utf8'));
+  }
   const missing = KEY_VARIABLES.filter((k) => !parsed[k]);
   if (missing.length) {
     throw new Error(`${file} lacks ${missing.join(', ')}; add them by hand (regenerating would orphan vaulted cards)`);

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource, QueryRunner } from 'typeorm';
-import { dataSourceOptions, isMerchantPublicId, newMerchantPublicId } from '@app/persistence';
+import { QueryRunner } from 'typeorm';
+import { isMerchantPublicId, newMerchantPublicId } from '@app/persistence';
 import { backfillMerchantPublicIds, MerchantPublicIds1764500000000 } from '@app/persistence/migrations/1764500000000-merchant-public-ids';
+
+import { MERCHANTS_BEFORE_PUBLIC_IDS, scratchSchema, ScratchSchema } from '../support/scratch-schema';
 
 jest.setTimeout(60_000);
 
@@ -11,7 +13,7 @@ jest.setTimeout(60_000);
  * the run's own merchants table already has the column, so the backfill could not be seen there.
  */
 describe('MerchantPublicIds migration (real Postgres)', () => {
-  let db: DataSource;
+  let scratch: ScratchSchema;
   let q: QueryRunner;
   const schema = `public_ids_probe_${process.pid}`;
 
@@ -22,22 +24,14 @@ describe('MerchantPublicIds migration (real Postgres)', () => {
   };
 
   beforeAll(async () => {
-    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 1)).initialize();
-    q = db.createQueryRunner();
-    await q.connect();
-    await q.query(`CREATE SCHEMA ${schema}`);
-    await q.query(`SET search_path TO ${schema}`);
+    scratch = await scratchSchema(schema);
+    q = scratch.q;
     // merchants as the migrations before this one leave it.
-    await q.query(`CREATE TABLE merchants (
-      id uuid PRIMARY KEY, name text NOT NULL, key_hash bytea NOT NULL, webhook_secret text NOT NULL,
-      created_at timestamptz NOT NULL DEFAULT now(), key_rotated_at timestamptz, previous_webhook_secret text, previous_secret_expires_at timestamptz)`);
+    await q.query(MERCHANTS_BEFORE_PUBLIC_IDS);
   });
 
   afterAll(async () => {
-    await q?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await q?.query('RESET search_path');
-    await q?.release();
-    await db?.destroy();
+    await scratch?.drop();
   });
 
   it('backfills every existing merchant with a distinct, valid public id, then enforces shape and uniqueness', async () => {

@@ -16,6 +16,7 @@ import { AuditListCommand } from './operators/audit.commands';
 import { CommandGate } from './operators/command-gate';
 import { OperatorCreateCommand, OperatorListCommand, OperatorRevokeCommand } from './operators/operator.commands';
 import { OperatorSession } from './operators/operator-session';
+import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.commands';
 
 @Module({
   imports: [DiscoveryModule],
@@ -40,6 +41,8 @@ import { OperatorSession } from './operators/operator-session';
     MerchantRotateKeyCommand,
     VaultRotateKeyCommand,
     VaultRotationService,
+    SecretsRotation,
+    SecretsRotateKeyCommand,
     RecipientsRepository,
     FeePlansRepository,
     LedgerRepository,

@@ -15,3 +15,4 @@ export * from './merchants/merchants.repository';
 export * from './operators/operator-access';
 export * from './operators/operators.repository';
 export * from './operators/audit-trail';
+export * from './merchants/webhook-secret-seal';

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { GCM_IV_BYTES as IV_BYTES, GCM_TAG_BYTES as TAG_BYTES, openGcm as open, sealGcm as seal } from './aes-gcm';
 import { Keyring } from './keyring';
 
 export interface SealedRecord {
@@ -22,31 +23,7 @@ export class VaultDecryptError extends Error {
   }
 }
 
-const ALGORITHM = 'aes-256-gcm';
 const KEY_BYTES = 32;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
-/** iv | ciphertext | tag. */
-function seal(key: Buffer, plaintext: Buffer, aad: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv(ALGORITHM, key, iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(Buffer.from(aad, 'utf8'));
-  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return Buffer.concat([iv, body, cipher.getAuthTag()]);
-}
-
-function open(key: Buffer, sealed: Buffer, aad: string): Buffer {
-  // GCM would verify a shorter tag and so accept forgeries found by brute-forcing a few bytes:
-  // the tag is always the full 16 bytes, and authTagLength makes Node refuse anything else too.
-  if (sealed.length < IV_BYTES + TAG_BYTES) throw new VaultDecryptError();
-  const iv = sealed.subarray(0, IV_BYTES);
-  const tag = sealed.subarray(sealed.length - TAG_BYTES);
-  const decipher = createDecipheriv(ALGORITHM, key, iv, { authTagLength: TAG_BYTES });
-  decipher.setAAD(Buffer.from(aad, 'utf8'));
-  decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
-}
 
 function checkBinding({ merchantId, token }: RecordBinding): void {
   // '|' separates the associated-data fields; allowing it inside one would let two different

@@ -1,5 +1,7 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { MerchantsRepository } from '@app/persistence';
+import { CliConfig } from '../config/cli.config';
+import { keyringSource } from '../keys/keyrings';
 import { CliError, printJson } from '../output';
 import { newMerchantKey, newWebhookSecret } from './merchant-credentials';
 import { merchantOption, publicIdFor } from './merchant-option';
@@ -12,6 +14,7 @@ export class MerchantCreateCommand extends CommandRunner {
   constructor(
     private readonly merchants: MerchantsRepository,
     private readonly session: OperatorSession,
+    private readonly config: CliConfig,
   ) {
     super();
   }
@@ -19,10 +22,11 @@ export class MerchantCreateCommand extends CommandRunner {
   async run(_args: string[], opts: { name?: string }): Promise<void> {
     const name = opts.name?.trim();
     if (!name) throw new CliError('--name is required');
+    const secrets = keyringSource(this.config, 'SECRETS_KEKS').keyring;
     const { key, hash } = newMerchantKey();
     const webhookSecret = newWebhookSecret();
     // The merchant knows only its public id; the UUID stays inside the gateway.
-    const { publicId } = await this.merchants.create({ name, keyHash: hash, webhookSecret });
+    const { publicId } = await this.merchants.create({ name, keyHash: hash, webhookSecret }, secrets);
     this.session.target = publicId;
     printJson({ merchantId: publicId, merchantKey: key, webhookSecret });
   }

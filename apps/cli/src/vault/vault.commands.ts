@@ -1,8 +1,7 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { CliConfig } from '../config/cli.config';
-import { CliError, printJson, progress } from '../output';
+import { parseBatchSize, parseMaxBatches, RotationOptions, runKeyRotation } from '../keys/key-rotation';
 import { VaultRotationService } from './vault-rotation.service';
-import { addDevKekVersion, kekSource } from './vault-keys';
 import { Guarded } from '../operators/guarded';
 
 @Guarded('admin', 'vault:rotate-key')
@@ -18,28 +17,17 @@ export class VaultRotateKeyCommand extends CommandRunner {
     super();
   }
 
-  async run(_args: string[], opts: { batchSize?: number }): Promise<void> {
-    const source = kekSource(this.config);
-    let keyring = source.keyring;
-    const unfinished = await this.rotation.countRemaining(keyring);
-    if (source.kind === 'dev-file' && unfinished === 0) {
-      keyring = addDevKekVersion(source.file, keyring);
-      progress({ event: 'new-key-version', kekId: keyring.active.kid, file: source.file });
-    } else if (unfinished === 0) {
-      throw new CliError(
-        `every record is already wrapped by ${keyring.active.kid}: add a new version to VAULT_KEKS as the active one (and restart the tokenizers) first`,
-      );
-    } else {
-      progress({ event: 'resume', kekId: keyring.active.kid, remaining: unfinished });
-    }
-    const result = await this.rotation.rewrapAll(keyring, opts.batchSize ?? 500, (p) => progress({ event: 'progress', ...p }));
-    printJson(result);
+  run(_args: string[], opts: RotationOptions): Promise<void> {
+    return runKeyRotation(this.config, this.rotation, opts);
   }
 
   @Option({ flags: '--batch-size <n>', description: 'records per transaction (default 500)' })
   parseBatchSize(v: string): number {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new CliError('--batch-size must be a whole number from 1 to 10000');
-    return n;
+    return parseBatchSize(v);
+  }
+
+  @Option({ flags: '--max-batches <n>', description: 'stop after this many batches (run again to continue)' })
+  parseMaxBatches(v: string): number {
+    return parseMaxBatches(v);
   }
 }

@@ -4,6 +4,7 @@ import { DeliveriesRepository, DeliveryStatus, MerchantsRepository } from '@app/
 import IORedis from 'ioredis';
 import { DELIVERY_QUEUE, replayDelivery } from '@app/webhooks';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
+import { keyringSource } from '../keys/keyrings';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
@@ -130,8 +131,9 @@ export class MerchantRotateWebhookSecretCommand extends CommandRunner {
     const merchantId = await merchantOption(this.merchants, o.merchant);
     const hours = Number(o.graceHours ?? this.config.webhookSecretGraceHours);
     if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30) throw new CliError('--grace-hours must be from 0 to 720');
+    const secrets = keyringSource(this.config, 'SECRETS_KEKS').keyring;
     const secret = newWebhookSecret();
-    const expires = await this.merchants.rotateWebhookSecret(merchantId, secret, hours * 3600);
+    const expires = await this.merchants.rotateWebhookSecret(merchantId, secret, hours * 3600, secrets);
     if (!expires) throw new CliError(`--merchant: no merchant ${JSON.stringify(o.merchant)}`);
     printJson({ merchantId: await publicIdFor(this.merchants, merchantId), webhookSecret: secret, previousSecretSignsUntil: expires });
   }

@@ -1,5 +1,6 @@
 import type { BlockList } from 'node:net';
-import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
+import { BaseConfig, EnvReader, readBaseConfig, readKeyring } from '@app/platform';
+import type { Keyring } from '@app/vault';
 import { parseAllowList } from '@app/webhooks';
 
 export class NotifierConfig {
@@ -20,14 +21,17 @@ export class NotifierConfig {
   /** How often, and how late, a delivery without a job is looked for (DeliverySweeper). */
   sweepIntervalMs: number;
   sweepGraceS: number;
+  /** Opens the merchants' sealed webhook secrets (SECRETS_KEKS); never the vault's keys. */
+  secrets: Keyring;
 }
 
 export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): NotifierConfig {
   const r = new EnvReader(env);
   const scale = r.str('WEBHOOK_SCHEDULE_SCALE', '1');
   if (!/^\d+(\.\d+)?$/.test(scale) || Number(scale) <= 0 || Number(scale) > 1) r.problem(`WEBHOOK_SCHEDULE_SCALE must be a number in (0, 1] (got "${scale}")`);
+  const base = readBaseConfig(r);
   const cfg: NotifierConfig = {
-    base: readBaseConfig(r),
+    base,
     healthPort: r.int('HEALTH_PORT', 3003, 0, 65535),
     dbPoolSize: r.int('DB_POOL_SIZE', 20, 1, 200),
     timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
@@ -38,6 +42,7 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
     slotWaitMs: r.int('WEBHOOK_SLOT_WAIT_MS', 250, 0, 10_000),
     sweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000),
     sweepGraceS: r.int('WEBHOOK_SWEEP_GRACE_S', 300, 1, 86_400),
+    secrets: readKeyring(r, base, 'SECRETS_KEKS'),
   };
   r.done('notifier');
   return cfg;

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
-import { DeliveriesRepository, DeliveryRow, WebhookSecrets } from '@app/persistence';
+import { DeliveriesRepository, DeliveryRow, openWebhookSecrets, WebhookSecrets } from '@app/persistence';
+import { SecretKeyMissingError, SecretOpenError } from '@app/vault';
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, MAX_ATTEMPTS, retryDelayMs, WEBHOOK_BACKOFF } from '@app/webhooks';
 import { NotifierConfig } from '../config/notifier.config';
 import { attemptDuration, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
@@ -16,6 +17,8 @@ class RetryLater extends Error {
     super(message);
   }
 }
+
+const SECRET_UNUSABLE = "the merchant's sealed webhook secret does not open (tampered or copied from another row): nothing was sent";
 
 type Outcome = { next: 'done' } | { next: 'retry'; delayMs: number; reason: string } | { next: 'stop'; reason: string };
 
@@ -122,7 +125,20 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     try {
       claimed = typeof delivery === 'string' ? await this.deliveries.startAttempt(delivery) : delivery;
       if (!claimed) return { next: 'done' }; // settled meanwhile (or failed/blocked and not replayed)
-      const secrets = await this.secretsOf(claimed.merchant_id);
+      let secrets: WebhookSecrets;
+      try {
+        secrets = await this.secretsOf(claimed.merchant_id);
+      } catch (e) {
+        // A sealed secret that does not open for its row was tampered with or copied from
+        // another merchant: nothing is sent (no unsigned or wrongly signed callback), the
+        // delivery fails at once and stays replayable. A key this notifier lacks is a
+        // deployment still catching up: the attempt is retried as any other error.
+        if (!(e instanceof SecretOpenError) || e instanceof SecretKeyMissingError) throw e;
+        this.logger.error(`delivery ${claimed.id}: the webhook secret of merchant ${claimed.merchant_id} does not open; not sent`);
+        await this.deliveries.markFailedIfOpen(claimed.id, SECRET_UNUSABLE);
+        deliveryOutcomes.inc({ outcome: 'failed' });
+        return { next: 'stop', reason: `delivery ${claimed.id} failed: ${SECRET_UNUSABLE}` };
+      }
       startedAt = new Date();
       result = await this.sender.send(claimed.id, claimed.url, claimed.body, secrets);
     } finally {
@@ -162,8 +178,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   private async secretsOf(merchantId: string): Promise<WebhookSecrets> {
     const hit = this.secrets.get(merchantId);
     if (hit && hit.expiresAt > Date.now()) return hit.value;
-    const value = await this.deliveries.secretsOf(merchantId);
-    if (!value) throw new Error(`merchant ${merchantId} not found`);
+    const sealed = await this.deliveries.secretsOf(merchantId);
+    if (!sealed) throw new Error(`merchant ${merchantId} not found`);
+    const value = openWebhookSecrets(this.config.secrets, merchantId, sealed);
     this.secrets.set(merchantId, { value, expiresAt: Date.now() + 5_000 });
     return value;
   }

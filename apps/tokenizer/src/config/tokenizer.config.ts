@@ -1,5 +1,5 @@
-import { BaseConfig, EnvReader, readBaseConfig, readKeyVariable } from '@app/platform';
-import { Keyring, parseKeyring } from '@app/vault';
+import { BaseConfig, EnvReader, readBaseConfig, readKeyring } from '@app/platform';
+import { Keyring } from '@app/vault';
 
 export interface VaultKeys {
   /** Opens the API's sealed card payloads. */
@@ -39,10 +39,7 @@ export class TokenizerConfig {
 }
 
 export function readVaultKeys(r: EnvReader, base: BaseConfig): VaultKeys {
-  const keyring = (name: string) => {
-    const spec = readKeyVariable(r, base, name);
-    return (spec && r.parse(name, () => parseKeyring(spec, name))) as Keyring;
-  };
+  const keyring = (name: string) => readKeyring(r, base, name);
   return { transit: keyring('TRANSIT_KEYS'), kek: keyring('VAULT_KEKS'), fingerprint: keyring('FINGERPRINT_KEYS') };
 }
 

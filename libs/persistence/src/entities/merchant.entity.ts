@@ -17,9 +17,19 @@ export class MerchantEntity {
   @Column('bytea', { name: 'key_hash' })
   keyHash: Buffer;
 
-  /** Needed in the clear to sign callbacks (Standard Webhooks HMAC); never logged. */
-  @Column('text', { name: 'webhook_secret' })
-  webhookSecret: string;
+  /**
+   * The webhook secret signs callbacks (Standard Webhooks HMAC), so it is needed in the clear by
+   * the notifier, but is stored sealed under SECRETS_KEKS (merchants/webhook-secret-seal.ts), as
+   * is the previous one during its grace period. Both under the key `webhookSecretsKekId`.
+   */
+  @Column('text', { name: 'webhook_secrets_kek_id' })
+  webhookSecretsKekId: string;
+
+  @Column('bytea', { name: 'webhook_secret_sealed' })
+  webhookSecretSealed: Buffer;
+
+  @Column('bytea', { name: 'previous_webhook_secret_sealed', nullable: true })
+  previousWebhookSecretSealed: Buffer | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import type { Keyring } from '@app/vault';
 import { isMerchantPublicId, isUuid, MERCHANT_PUBLIC_ID_CONSTRAINT, newMerchantPublicId } from './merchant-public-id';
+import { openWebhookSecrets, resealWebhookSecrets, SEALED_SECRET_COLUMNS, SealedSecretColumns, sealedOf, sealWebhookSecrets, writeSealedSecrets } from './webhook-secret-seal';
 
 export interface NewMerchant {
   name: string;
@@ -39,13 +41,24 @@ function lookup(given: string): { column: 'public_id' | 'id'; value: string } | 
 export class MerchantsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Inserts a merchant under a fresh public id, drawing again when the id is taken (unique violation). */
-  async create(m: NewMerchant, generate: () => string = newMerchantPublicId): Promise<CreatedMerchant> {
+  /**
+   * Inserts a merchant under a fresh public id, drawing again when the id is taken (unique
+   * violation). Its webhook secret is stored sealed under the active key of `secrets` (SECRETS_KEKS).
+   */
+  async create(m: NewMerchant, secrets: Keyring, generate: () => string = newMerchantPublicId): Promise<CreatedMerchant> {
     const id = randomUUID();
+    const sealed = sealWebhookSecrets(secrets, id, { current: m.webhookSecret });
     for (let attempt = 1; ; attempt++) {
       const publicId = generate();
       try {
-        await this.db.query('INSERT INTO merchants (id, public_id, name, key_hash, webhook_secret) VALUES ($1, $2, $3, $4, $5)', [id, publicId, m.name, m.keyHash, m.webhookSecret]);
+        await this.db.query('INSERT INTO merchants (id, public_id, name, key_hash, webhook_secrets_kek_id, webhook_secret_sealed) VALUES ($1, $2, $3, $4, $5, $6)', [
+          id,
+          publicId,
+          m.name,
+          m.keyHash,
+          sealed.kid,
+          sealed.current,
+        ]);
         return { id, publicId };
       } catch (e) {
         const taken = (e as { code?: string; constraint?: string }).code === '23505' && (e as { constraint?: string }).constraint === MERCHANT_PUBLIC_ID_CONSTRAINT;
@@ -91,13 +104,50 @@ export class MerchantsRepository {
     return updated === 1;
   }
 
-  /** A new webhook secret; the current one keeps signing for `graceS` seconds. When that grace ends; undefined without such a merchant. */
-  async rotateWebhookSecret(id: string, secret: string, graceS: number): Promise<Date | undefined> {
-    const [rows]: [{ expires: Date }[], number] = await this.db.query(
-      `UPDATE merchants SET previous_webhook_secret = webhook_secret, webhook_secret = $2,
-         previous_secret_expires_at = now() + make_interval(secs => $3) WHERE id = $1 RETURNING previous_secret_expires_at AS expires`,
-      [id, secret, graceS],
-    );
-    return rows[0]?.expires;
+  /**
+   * A new webhook secret; the current one keeps signing for `graceS` seconds as the previous one.
+   * Both are sealed again under the active key (the column is bound into each sealed value, so
+   * the old one cannot just move over): the row is locked meanwhile, which a concurrent
+   * `secrets:rotate-key` batch skips (SKIP LOCKED) or waits for. When that grace ends; undefined
+   * without such a merchant.
+   */
+  async rotateWebhookSecret(id: string, secret: string, graceS: number, secrets: Keyring): Promise<Date | undefined> {
+    return this.db.transaction(async (tx) => {
+      const rows: SealedSecretColumns[] = await tx.query(`SELECT ${SEALED_SECRET_COLUMNS} FROM merchants WHERE id = $1 FOR UPDATE`, [id]);
+      if (!rows[0]) return undefined;
+      const { current } = openWebhookSecrets(secrets, id, sealedOf(rows[0]));
+      const sealed = sealWebhookSecrets(secrets, id, { current: secret, previous: current });
+      const [updated]: [{ expires: Date }[], number] = await tx.query(
+        `UPDATE merchants SET webhook_secrets_kek_id = $2, webhook_secret_sealed = $3, previous_webhook_secret_sealed = $4,
+           previous_secret_expires_at = now() + make_interval(secs => $5) WHERE id = $1 RETURNING previous_secret_expires_at AS expires`,
+        [id, sealed.kid, sealed.current, sealed.previous, graceS],
+      );
+      return updated[0]?.expires;
+    });
+  }
+
+  /** Merchants whose webhook secrets are not under `kid` (what a key rotation has left to do). */
+  async countSecretsNotUnder(kid: string): Promise<number> {
+    const rows: { n: number }[] = await this.db.query('SELECT count(*)::int AS n FROM merchants WHERE webhook_secrets_kek_id <> $1', [kid]);
+    return rows[0].n;
+  }
+
+  /**
+   * One committed batch of a key rotation: up to `limit` merchants whose secrets are not under the
+   * active key are re-sealed under it. Rows locked by someone else (another run, a secret being
+   * rotated) are skipped, and the key-id predicate means a re-run only sees what is left, so a
+   * killed run resumes where its last batch committed. Returns how many it re-sealed (0: done).
+   */
+  async resealSecretsBatch(secrets: Keyring, limit: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const rows: (SealedSecretColumns & { id: string })[] = await tx.query(
+        `SELECT id, ${SEALED_SECRET_COLUMNS} FROM merchants WHERE webhook_secrets_kek_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [secrets.active.kid, limit],
+      );
+      if (rows.length === 0) return 0;
+      const out = rows.map((r) => resealWebhookSecrets(secrets, r.id, sealedOf(r)));
+      await writeSealedSecrets(tx, secrets.active.kid, rows.map((r) => r.id), out);
+      return rows.length;
+    });
   }
 }

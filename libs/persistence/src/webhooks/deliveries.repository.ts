@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { columns, distinctGroups, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
+import { SealedSecretColumns, SealedWebhookSecrets, sealedOf } from '../merchants/webhook-secret-seal';
 
 export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
@@ -48,11 +49,6 @@ export interface NewDelivery {
   event: string;
   url: string;
   body: string;
-}
-
-export interface WebhookSecrets {
-  current: string;
-  previous?: string;
 }
 
 const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, status, attempts, replays, next_attempt_at,
@@ -271,12 +267,14 @@ export class DeliveriesRepository {
     return rows[0]?.age ?? 0;
   }
 
-  /** The secret that signs, plus the previous one while its grace period lasts. */
-  async secretsOf(merchantId: string): Promise<WebhookSecrets | undefined> {
-    const rows: { webhook_secret: string; previous: string | null }[] = await this.db.query(
-      `SELECT webhook_secret, CASE WHEN previous_secret_expires_at > now() THEN previous_webhook_secret END AS previous FROM merchants WHERE id = $1`,
+  /** The secret that signs, plus the previous one while its grace period lasts: sealed, as stored (the caller holds the key). */
+  async secretsOf(merchantId: string): Promise<SealedWebhookSecrets | undefined> {
+    const rows: SealedSecretColumns[] = await this.db.query(
+      `SELECT webhook_secrets_kek_id, webhook_secret_sealed,
+         CASE WHEN previous_secret_expires_at > now() THEN previous_webhook_secret_sealed END AS previous_webhook_secret_sealed
+       FROM merchants WHERE id = $1`,
       [merchantId],
     );
-    return rows[0] && { current: rows[0].webhook_secret, previous: rows[0].previous ?? undefined };
+    return rows[0] && sealedOf(rows[0]);
   }
 }
