@@ -1,5 +1,5 @@
+import { createHash } from 'node:crypto';
 import { Client } from 'pg';
-import { operatorTokenHash } from '@app/persistence/operators/operator-access';
 import { cliEntry, lastJsonLine, runNode } from './processes';
 
 export interface IssuedOperator {
@@ -25,7 +25,10 @@ export async function operatorTokenActive(databaseUrl: string, token: string): P
   const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
   try {
     await client.connect();
-    const { rowCount } = await client.query('SELECT 1 FROM operators WHERE token_hash = $1 AND revoked_at IS NULL', [operatorTokenHash(token)]);
+    // As operatorTokenHash (libs/persistence), which this file cannot import: the test run's global
+    // setup loads it without the @app aliases.
+    const hash = createHash('sha256').update(token).digest();
+    const { rowCount } = await client.query('SELECT 1 FROM operators WHERE token_hash = $1 AND revoked_at IS NULL', [hash]);
     return rowCount === 1;
   } catch {
     return undefined;
