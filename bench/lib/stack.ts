@@ -122,7 +122,11 @@ async function seedHistory(databaseUrl: string, rows: number): Promise<void> {
   try {
     const merchant = '00000000-0000-4000-8000-00000000b00c';
     // 1000000008: a valid public id (Luhn); merchant:create draws again should it ever draw this one.
-    await db.query(`INSERT INTO merchants (id, public_id, name, key_hash, webhook_secret) VALUES ($1, '1000000008', 'bench history', '\\x00', 'unused')`, [merchant]);
+    // It never receives a webhook: its sealed secret is a placeholder that would not open.
+    await db.query(
+      `INSERT INTO merchants (id, public_id, name, key_hash, webhook_secrets_kek_id, webhook_secret_sealed) VALUES ($1, '1000000008', 'bench history', '\\x00', 'unused', '\\x00')`,
+      [merchant],
+    );
     await db.query(
       `INSERT INTO transactions (id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
          captured_amount, masked_card, brand, processor, details, created_at, updated_at)

@@ -22,6 +22,13 @@ describe('configuration at boot', () => {
     for (const name of ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS']) expect(stderr).toContain(`${name} is required in production`);
   });
 
+  it('a production notifier refuses to start without SECRETS_KEKS, and needs none of the vault keys', () => {
+    const { status, stderr } = boot('notifier', { NODE_ENV: 'production', SECRETS_KEKS: '' });
+    expect(status).toBe(1);
+    expect(stderr).toContain('SECRETS_KEKS is required in production');
+    for (const name of ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS']) expect(stderr).not.toContain(name);
+  });
+
   it('only development falls back to the quick start key file', () => {
     const { status, stderr } = boot('tokenizer', { NODE_ENV: 'test' });
     expect(status).toBe(1);

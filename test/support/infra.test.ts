@@ -40,7 +40,7 @@ describe('test infrastructure', () => {
       await infra.stop();
     }
     expect(process.env.QUEUE_PREFIX).toMatch(/^gwt[0-9a-f]{8}$/);
-    for (const [name, kid] of [['TRANSIT_KEYS', 't1'], ['VAULT_KEKS', 'k1'], ['FINGERPRINT_KEYS', 'f1']]) {
+    for (const [name, kid] of [['TRANSIT_KEYS', 't1'], ['VAULT_KEKS', 'k1'], ['FINGERPRINT_KEYS', 'f1'], ['SECRETS_KEKS', 's1']]) {
       const [id, key] = process.env[name]!.split(':');
       expect(id).toBe(kid);
       expect(Buffer.from(key, 'base64')).toHaveLength(32);
