@@ -2,3 +2,4 @@ export * from './keyring';
 export * from './transit';
 export * from './record-cipher';
 export * from './fingerprint';
+export * from './card-record';
