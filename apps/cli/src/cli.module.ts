@@ -9,7 +9,8 @@ import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/mer
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
 import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } from './split/ledger.commands';
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
-import { VaultRotateKeyCommand } from './vault/vault.commands';
+import { VaultRefingerprintCommand, VaultRotateKeyCommand } from './vault/vault.commands';
+import { RefingerprintService } from './vault/refingerprint.service';
 import { VaultRotationService } from './vault/vault-rotation.service';
 
 @Module({
@@ -25,6 +26,8 @@ import { VaultRotationService } from './vault/vault-rotation.service';
     MerchantRotateKeyCommand,
     VaultRotateKeyCommand,
     VaultRotationService,
+    VaultRefingerprintCommand,
+    RefingerprintService,
     RecipientsRepository,
     FeePlansRepository,
     LedgerRepository,

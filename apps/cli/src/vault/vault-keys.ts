@@ -13,13 +13,18 @@ export type KekSource = { kind: 'env'; keyring: Keyring } | { kind: 'dev-file'; 
  * this CLI may extend itself.
  */
 export function kekSource(cfg: CliConfig): KekSource {
-  const fromEnv = cfg.env.VAULT_KEKS;
-  if (fromEnv) return { kind: 'env', keyring: parseKeyring(fromEnv, 'VAULT_KEKS') };
-  if (cfg.base.nodeEnv === 'production') throw new CliError('VAULT_KEKS is required in production');
+  return keyringSource(cfg, 'VAULT_KEKS');
+}
+
+/** A keyring variable (VAULT_KEKS, FINGERPRINT_KEYS) read the way the apps read it: configuration, or in development the dev-keys file. */
+export function keyringSource(cfg: CliConfig, name: string): KekSource {
+  const fromEnv = cfg.env[name];
+  if (fromEnv) return { kind: 'env', keyring: parseKeyring(fromEnv, name) };
+  if (cfg.base.nodeEnv === 'production') throw new CliError(`${name} is required in production`);
   const file = devKeysPath(cfg.base.dataDir);
-  const spec = readDevKeys(cfg.base.dataDir).VAULT_KEKS;
-  if (!spec) throw new CliError(`VAULT_KEKS is not set and ${file} has none (run "npm start" once)`);
-  return { kind: 'dev-file', keyring: parseKeyring(spec, 'VAULT_KEKS'), file };
+  const spec = readDevKeys(cfg.base.dataDir)[name];
+  if (!spec) throw new CliError(`${name} is not set and ${file} has none (run "npm start" once)`);
+  return { kind: 'dev-file', keyring: parseKeyring(spec, name), file };
 }
 
 /** Adds a new active version to the dev keys file (atomically), keeping the old ones to unwrap. */
