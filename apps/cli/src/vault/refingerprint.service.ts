@@ -26,7 +26,7 @@ export interface RefingerprintProgress {
   twins: number;
   /** Rows whose record the configured VAULT_KEKS cannot open (a KEK missing from the ring). */
   unreadable: number;
-  /** Rows still under another fingerprint key, across the whole vault. */
+  /** Rows still under another fingerprint key, across the whole vault (counted at the end; estimated in progress lines). */
   remaining: number;
 }
 
@@ -68,10 +68,14 @@ export class RefingerprintService {
     return Object.fromEntries(rows.map((r) => [r.kid, r.n]));
   }
 
-  async refingerprintAll(fingerprints: Keyring, kek: Keyring, opts: RefingerprintOptions, onBatch: (p: RefingerprintProgress) => void): Promise<RefingerprintProgress> {
+  async refingerprintAll(fingerprints: Keyring, kek: Keyring, opts: RefingerprintOptions, onProgress: (event: 'start' | 'progress', p: RefingerprintProgress) => void): Promise<RefingerprintProgress> {
     const total = { refingerprinted: 0, twins: 0, unreadable: 0 };
     // Keyset over tokens: rows a batch leaves behind (twins, unreadable) are not picked up again.
     let after = '';
+    // Counted once: a count per batch would read the whole vault each time. In between, rows this
+    // run moved are the only change (short of a tokenizer writing under an old key).
+    const before = await this.countRemaining(fingerprints);
+    onProgress('start', { fingerprintKid: fingerprints.active.kid, ...total, remaining: before });
     for (let batch = 0; opts.maxBatches === undefined || batch < opts.maxBatches; batch++) {
       const done = await this.batchWithRetry(fingerprints, kek, after, opts.batchSize);
       if (done.seen === 0) break;
@@ -79,7 +83,7 @@ export class RefingerprintService {
       total.refingerprinted += done.moved;
       total.twins += done.twins;
       total.unreadable += done.unreadable;
-      onBatch({ fingerprintKid: fingerprints.active.kid, ...total, remaining: await this.countRemaining(fingerprints) });
+      onProgress('progress', { fingerprintKid: fingerprints.active.kid, ...total, remaining: Math.max(0, before - total.refingerprinted) });
       if (opts.pauseMs) await sleep(opts.pauseMs);
     }
     return { fingerprintKid: fingerprints.active.kid, ...total, remaining: await this.countRemaining(fingerprints) };

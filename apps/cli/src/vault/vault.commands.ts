@@ -56,9 +56,8 @@ export class VaultRefingerprintCommand extends CommandRunner {
   async run(_args: string[], opts: { batchSize?: number; maxBatches?: number; pauseMs?: number }): Promise<void> {
     const fingerprints = keyringSource(this.config, 'FINGERPRINT_KEYS').keyring;
     const kek = kekSource(this.config).keyring;
-    progress({ event: 'start', fingerprintKid: fingerprints.active.kid, remaining: await this.pass.countRemaining(fingerprints) });
-    const result = await this.pass.refingerprintAll(fingerprints, kek, { batchSize: opts.batchSize ?? 500, maxBatches: opts.maxBatches, pauseMs: opts.pauseMs }, (p) =>
-      progress({ event: 'progress', ...p }),
+    const result = await this.pass.refingerprintAll(fingerprints, kek, { batchSize: opts.batchSize ?? 500, maxBatches: opts.maxBatches, pauseMs: opts.pauseMs }, (event, p) =>
+      progress({ event, ...p }),
     );
     printJson({ ...result, rowsByKid: await this.pass.countByKid() });
   }
