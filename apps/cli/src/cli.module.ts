@@ -10,7 +10,8 @@ import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/mer
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
 import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } from './split/ledger.commands';
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
-import { VaultRotateKeyCommand } from './vault/vault.commands';
+import { VaultRefingerprintCommand, VaultRotateKeyCommand } from './vault/vault.commands';
+import { RefingerprintService } from './vault/refingerprint.service';
 import { VaultRotationService } from './vault/vault-rotation.service';
 import { AuditListCommand } from './operators/audit.commands';
 import { CommandGate } from './operators/command-gate';
@@ -43,6 +44,8 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     VaultRotationService,
     SecretsRotation,
     SecretsRotateKeyCommand,
+    VaultRefingerprintCommand,
+    RefingerprintService,
     RecipientsRepository,
     FeePlansRepository,
     LedgerRepository,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { cardFingerprint } from './fingerprint';
+import { cardFingerprint, cardFingerprints, fingerprintKid } from './fingerprint';
 import { generateKeySpec, parseKeyring } from './keyring';
 
 const f1 = generateKeySpec('f1');
@@ -35,5 +35,20 @@ describe('cardFingerprint', () => {
   it('can be computed under an older kid, so dedup still finds cards after a rotation', () => {
     expect(cardFingerprint(rotated, 'm1', pan, 'f1')).toBe(cardFingerprint(ring, 'm1', pan));
     expect(() => cardFingerprint(rotated, 'm1', pan, 'nope')).toThrow();
+  });
+});
+
+describe('cardFingerprints', () => {
+  it('lists the card under every kid, the active one first, even when the active key is not the last', () => {
+    const f2 = generateKeySpec('f2');
+    const activeFirst = parseKeyring(`${f1},${f2};active=f1`, 'FINGERPRINT_KEYS');
+    expect(cardFingerprints(activeFirst, 'm1', pan)).toEqual([cardFingerprint(activeFirst, 'm1', pan, 'f1'), cardFingerprint(activeFirst, 'm1', pan, 'f2')]);
+    expect(cardFingerprints(rotated, 'm1', pan).map(fingerprintKid)).toEqual(['f2', 'f1']);
+    expect(cardFingerprints(ring, 'm1', pan)).toEqual([cardFingerprint(ring, 'm1', pan)]);
+  });
+
+  it('reads the kid back from a stored fingerprint', () => {
+    expect(fingerprintKid(cardFingerprint(rotated, 'm1', pan))).toBe('f2');
+    expect(fingerprintKid('no-dot')).toBe('');
   });
 });

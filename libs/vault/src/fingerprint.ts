@@ -14,3 +14,19 @@ export function cardFingerprint(keyring: Keyring, merchantId: string, pan: strin
   const mac = createHmac('sha256', key).update(`${merchantId}\0${pan}`, 'utf8').digest('base64url');
   return `${kid}.${mac}`;
 }
+
+/**
+ * The card's fingerprint under every key of the ring, the active one first. During a rotation
+ * a card vaulted before it is stored under an older kid; dedup looks it up under all of these
+ * (keyrings are a handful of keys, so this stays one short `= ANY` list).
+ */
+export function cardFingerprints(keyring: Keyring, merchantId: string, pan: string): string[] {
+  const others = keyring.kids().filter((kid) => kid !== keyring.active.kid);
+  return [keyring.active.kid, ...others].map((kid) => cardFingerprint(keyring, merchantId, pan, kid));
+}
+
+/** The key id a stored fingerprint was made with (what precedes the first dot). */
+export function fingerprintKid(fingerprint: string): string {
+  const dot = fingerprint.indexOf('.');
+  return dot < 0 ? '' : fingerprint.slice(0, dot);
+}

@@ -4,8 +4,8 @@ import { generateKeySpec, Keyring, parseKeyring } from '@app/vault';
 import { CliConfig } from '../config/cli.config';
 import { CliError } from '../output';
 
-/** The key-encryption keyrings the CLI reads, and the letter their generated key ids start with. */
-export const KEYRINGS = { VAULT_KEKS: 'k', SECRETS_KEKS: 's' } as const;
+/** The keyrings the CLI reads (key-encryption keys, and the fingerprint keys it re-keys under), and the letter their generated key ids start with. */
+export const KEYRINGS = { VAULT_KEKS: 'k', SECRETS_KEKS: 's', FINGERPRINT_KEYS: 'f' } as const;
 export type KeyringVariable = keyof typeof KEYRINGS;
 
 export type KeyringSource = { kind: 'env'; keyring: Keyring } | { kind: 'dev-file'; keyring: Keyring; file: string };

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Billing, ClearCard, DomainError, ErrorCodes, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
 import { maskPan, validateCard, ValidCard } from '@app/card';
-import { cardFingerprint, decryptRecord, encryptRecord, openJson } from '@app/vault';
+import { cardFingerprints, openCardRecord, openJson, sealCardRecord } from '@app/vault';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokenCardRow, TokenCardsRepository } from './token-cards.repository';
 
@@ -36,11 +36,13 @@ export class TokensService {
     // Random, not derived from the card: a token reveals nothing even to someone holding keys.
     const token = randomBytes(32).toString('hex');
     // The security code is deliberately not part of what is stored.
-    const sealed = encryptRecord(keys.kek, Buffer.from(JSON.stringify({ pan, expYear, expMonth })), { merchantId, token });
+    const sealed = sealCardRecord(keys.kek, { pan, expYear, expMonth }, { merchantId, token });
+    const fingerprints = cardFingerprints(keys.fingerprint, merchantId, pan);
     return this.repo.insertOrFindDuplicate({
       token,
       merchantId,
-      fingerprint: cardFingerprint(keys.fingerprint, merchantId, pan),
+      fingerprint: fingerprints[0],
+      knownFingerprints: fingerprints,
       expYear,
       expMonth,
       masked: maskPan(pan),
@@ -57,8 +59,7 @@ export class TokensService {
   async loadCard(merchantId: string, token: string): Promise<ValidCard> {
     const row = await this.repo.findSealedByMerchantAndToken(merchantId, token);
     if (!row) throw new DomainError('not_found', ErrorCodes.TokenNotFound, 'Token not found.', 'payment.tokenCard');
-    const clear = decryptRecord(this.config.keys.kek, { kekId: row.kek_id, wrappedKey: row.wrapped_key, ciphertext: row.ciphertext }, { merchantId, token: row.token });
-    const { pan, expYear, expMonth } = JSON.parse(clear.toString('utf8')) as { pan: string; expYear: number; expMonth: number };
+    const { pan, expYear, expMonth } = openCardRecord(this.config.keys.kek, { kekId: row.kek_id, wrappedKey: row.wrapped_key, ciphertext: row.ciphertext }, { merchantId, token: row.token });
     return { pan, expYear, expMonth, holder: row.holder, brand: row.brand as ValidCard['brand'] };
   }
 
