@@ -20,6 +20,20 @@ export class ApiConfig {
   splitMaxEntries: number;
   /** Bearer token of the operator endpoints under /admin; unset: they answer 401 to everyone. */
   adminToken?: string;
+  rateLimits: RateLimitConfig;
+}
+
+/** Per-merchant request budgets (issue 14 item 7; docs/OPERATIONS.md "Rate limits"). */
+export interface RateLimitConfig {
+  /** false: no budget is checked at all (for measuring the limiter's cost, or an emergency). */
+  enabled: boolean;
+  /** Defaults of merchants without an override (merchant:set-limits), in requests per second. */
+  writesPerS: number;
+  readsPerS: number;
+  /** Above its rate, a merchant may spend up to this many seconds' worth of extra requests... */
+  burstS: number;
+  /** ...in each window of this many seconds. */
+  burstWindowS: number;
 }
 
 export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
@@ -40,6 +54,15 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     splitMaxEntries: r.int('SPLIT_MAX_ENTRIES', 10, 1, 100),
     // Like the keys: from the environment, or in development from the quick start's dev-keys file.
     adminToken: r.optional('ADMIN_TOKEN') ?? (base.nodeEnv === 'development' ? readDevKeys(base.dataDir).ADMIN_TOKEN : undefined),
+    rateLimits: {
+      enabled: r.bool('RATE_LIMIT_ENABLED', true),
+      // Well above what one merchant drives on the bench (about 1 000 sales/s, 1 200 token/add/s
+      // on a good day): the defaults stop a runaway client, not a busy shop.
+      writesPerS: r.int('RATE_LIMIT_WRITES_PER_S', 2_000, 1, 1_000_000),
+      readsPerS: r.int('RATE_LIMIT_READS_PER_S', 2_000, 1, 1_000_000),
+      burstS: r.int('RATE_LIMIT_BURST_S', 2, 0, 3_600),
+      burstWindowS: r.int('RATE_LIMIT_BURST_WINDOW_S', 10, 1, 3_600),
+    },
   };
   if (cfg.adminToken !== undefined && cfg.adminToken.length < 16) r.problem('ADMIN_TOKEN must be at least 16 characters');
   r.done('api');

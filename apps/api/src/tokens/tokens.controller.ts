@@ -36,7 +36,7 @@ export class TokensController {
   async add(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     const env = readEnvelope(body, TOKEN_ADD_OPERATIONS);
     const input = parseTokenAdd(env.body);
-    const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
+    const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, 'writes');
     return this.answer(reply, await this.idempotency.run(merchantId, key, 'token/add', body, async () => ({ status: 200, body: toTokenResponse(await this.tokens.add(merchantId, input)) })));
   }
 
@@ -49,7 +49,7 @@ export class TokensController {
   async retrieve(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     const env = readEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
     const token = parseTokenRetrieve(env.body);
-    const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
+    const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, 'reads');
     return this.answer(reply, await this.idempotency.run(merchantId, key, 'token/retrieve', body, async () => ({ status: 200, body: toTokenResponse(await this.tokens.retrieve(merchantId, token)) })));
   }
 
