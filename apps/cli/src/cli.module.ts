@@ -6,6 +6,7 @@ import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
+import { MerchantSetLimitsCommand } from './merchants/merchant-limits.command';
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
 import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } from './split/ledger.commands';
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
@@ -23,6 +24,7 @@ import { VaultRotationService } from './vault/vault-rotation.service';
     MerchantsRepository,
     MerchantCreateCommand,
     MerchantRotateKeyCommand,
+    MerchantSetLimitsCommand,
     VaultRotateKeyCommand,
     VaultRotationService,
     RecipientsRepository,
