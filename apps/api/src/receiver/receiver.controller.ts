@@ -10,6 +10,7 @@ import { ReceiverService } from './receiver.service';
 import type { Budget } from '../rate-limit/rate-limit.service';
 import { toTransactionResponse } from '@app/contracts';
 import { TransactionResponseSchema } from './receiver.openapi';
+import { TOO_MANY_REQUESTS } from '../rate-limit/rate-limit.openapi';
 
 const OPERATIONS = ['sale', 'authorize', 'capture', 'cancel', 'report'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -43,6 +44,7 @@ export class ReceiverController {
   @ApiBody({ schema: { oneOf: REQUESTS.map((r) => ({ $ref: getSchemaPath(r) })) } })
   @ApiResponse({ status: 200, description: 'TransactionResponse (a decline is a 200 with status 4)', schema: TransactionResponseSchema })
   @ApiResponse({ status: 202, description: 'Accepted, outcome not known yet (status 0)', schema: TransactionResponseSchema })
+  @ApiResponse(TOO_MANY_REQUESTS)
   async receive(
     @Body() body: unknown,
     @Headers('idempotency-key') idempotencyKey: string | undefined,

@@ -1,5 +1,5 @@
 import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { MerchantAuthService } from '../auth/merchant-auth.service';
 import { envelopeDoc, readEnvelope } from '../envelope/envelope';
@@ -8,6 +8,7 @@ import { TokensService } from './tokens.service';
 import { parseTokenAdd, parseTokenRetrieve, TOKEN_ADD_OPERATIONS, TOKEN_RETRIEVE_OPERATIONS, TokenAddDto, TokenRetrieveDto } from './token.dto';
 import { toTokenResponse } from './token-response';
 import { TokenResponseSchema } from './tokens.openapi';
+import { TOO_MANY_REQUESTS } from '../rate-limit/rate-limit.openapi';
 
 const ADD = envelopeDoc('tokencard', TokenAddDto);
 const RETRIEVE = envelopeDoc('retrieve-token', TokenRetrieveDto);
@@ -33,6 +34,7 @@ export class TokensController {
   @ApiHeader(IDEMPOTENCY)
   @ApiBody({ schema: { $ref: getSchemaPath(ADD) } })
   @ApiOkResponse({ schema: TokenResponseSchema })
+  @ApiResponse(TOO_MANY_REQUESTS)
   async add(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     const env = readEnvelope(body, TOKEN_ADD_OPERATIONS);
     const input = parseTokenAdd(env.body);
@@ -46,6 +48,7 @@ export class TokensController {
   @ApiHeader(IDEMPOTENCY)
   @ApiBody({ schema: { $ref: getSchemaPath(RETRIEVE) } })
   @ApiOkResponse({ schema: TokenResponseSchema })
+  @ApiResponse(TOO_MANY_REQUESTS)
   async retrieve(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     const env = readEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
     const token = parseTokenRetrieve(env.body);
