@@ -16,6 +16,7 @@ import { splitSaleScenarios } from './scenarios/split-sales';
 import { BenchStack, startBenchStack, waitUntilIdle } from './lib/stack';
 import { tokenScenarios } from './scenarios/tokens';
 import { benchWebhooks } from './scenarios/webhooks';
+import { benchLimiterCost } from './scenarios/limiter';
 
 /**
  * `npm run bench`: every scenario against the real stack and, in the same run, against a bare
@@ -30,7 +31,7 @@ const closed: LoadShape = { connections: num('BENCH_CONNECTIONS', 64), durationS
 const fixed: LoadShape = { connections: 64, durationS, rate: num('BENCH_RATE', 800) };
 
 /** BENCH_ONLY=tokens,split: a run limited to some groups (default: all). */
-const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks'] as const;
+const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter'] as const;
 type Group = (typeof GROUPS)[number];
 function selectedGroups(): Set<Group> {
   const names = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -141,7 +142,7 @@ async function main(): Promise<void> {
     printFigure(r.figures[r.figures.length - 1]);
   }
   let env: NodeJS.ProcessEnv = { DATABASE_URL: maintenanceUrl(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL), REDIS_URL: process.env.REDIS_URL ?? DEFAULT_REDIS_URL };
-  const stack = r.scenarios.length || only.has('webhooks') ? await startBenchStack() : undefined;
+  const stack = r.scenarios.length || only.has('webhooks') || only.has('limiter') ? await startBenchStack() : undefined;
   try {
     if (stack) {
       env = stack.env;
@@ -153,6 +154,12 @@ async function main(): Promise<void> {
           r.pipelineFailures += f.failures ?? 0;
           printFigure(f);
         }
+      }
+      if (only.has('limiter')) {
+        const f = await benchLimiterCost(stack, closed, warmupS, num('BENCH_LIMITER_ROUNDS', 3));
+        r.figures.push(f);
+        r.pipelineFailures += f.failures ?? 0;
+        printFigure(f);
       }
     }
   } finally {
@@ -168,11 +175,12 @@ function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, 
   const dir = join(repoRoot(), 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const failures = rows.reduce((n, r) => n + r.gateway.non2xx + r.gateway.errors, 0) + pipelineFailures;
-  writeFileSync(join(dir, 'latest.json'), JSON.stringify({ at: new Date().toISOString(), machine: m, groups: [...only], rows, notes, figures, failures }, null, 2) + '\n');
+  writeFileSync(join(dir, 'latest.json'), JSON.stringify({ at: new Date().toISOString(), machine: m, groups: [...only], rateLimiter: process.env.RATE_LIMIT_ENABLED === 'false' ? 'off' : 'on', rows, notes, figures, failures }, null, 2) + '\n');
   const partial = only.size < GROUPS.length ? ` Groups run: ${[...only].join(', ')} (BENCH_ONLY).` : '';
+  const limiter = process.env.RATE_LIMIT_ENABLED === 'false' ? ' Rate limiter off (RATE_LIMIT_ENABLED=false).' : '';
   const lines = [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${m?.cores} cores (${m?.cpu}), ${m?.memoryGiB} GiB, Node ${m?.node}, Postgres ${m?.postgres}, Redis ${m?.redis}; ` +
-      `everything co-located (load generator, four apps, Postgres, Redis). ${durationS} s per run after a ${warmupS} s warm-up.${partial}`,
+      `everything co-located (load generator, four apps, Postgres, Redis). ${durationS} s per run after a ${warmupS} s warm-up.${partial}${limiter}`,
     ...(rows.length
       ? [
           '',

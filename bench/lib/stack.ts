@@ -19,6 +19,8 @@ export interface BenchStack {
   merchantInternalId: string;
   env: NodeJS.ProcessEnv;
   apps: BenchApp[];
+  /** One more api process on the same database and Redis prefix, with `env` over the stack's; stopped by teardown. */
+  startApi(label: string, env: NodeJS.ProcessEnv): Promise<BenchApp>;
   teardown(): Promise<void>;
 }
 
@@ -70,19 +72,22 @@ export async function startBenchStack(): Promise<BenchStack> {
 
   const apps: BenchApp[] = [];
   let failed: string | undefined;
-  for (const a of APPS) {
+  const spawnApp = async (a: { name: string; portVariable: 'HEALTH_PORT' | 'PORT' }, label: string, extra: NodeJS.ProcessEnv = {}): Promise<BenchApp> => {
     const port = await freePort();
     // The apps write their logs straight into files: piping them through this process, which is
     // busy generating load, would back up the pipes and stall the apps' log writes.
-    const fd = openSync(join(logsDir, `${a.name}.log`), 'a');
+    const fd = openSync(join(logsDir, `${label}.log`), 'a');
     // BENCH_PROFILE_DIR: every app writes a V8 CPU profile there when it stops (profile before tuning).
-    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${a.name}.cpuprofile`] : [];
-    const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], { env: { ...env, [a.portVariable]: String(port) }, stdio: ['ignore', fd, fd] });
+    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${label}.cpuprofile`] : [];
+    const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], { env: { ...env, ...extra, [a.portVariable]: String(port) }, stdio: ['ignore', fd, fd] });
     closeSync(fd);
-    const app: BenchApp = { name: a.name, port, proc, exited: once(proc, 'exit').then(() => undefined) };
-    void app.exited.then(() => (failed ??= `${a.name} exited`));
+    const app: BenchApp = { name: label, port, proc, exited: once(proc, 'exit').then(() => undefined) };
+    void app.exited.then(() => (failed ??= `${label} exited`));
     apps.push(app);
-  }
+    return app;
+  };
+  for (const a of APPS) await spawnApp(a, a.name);
+  const healthy = (app: BenchApp) => fetch(`http://127.0.0.1:${app.port}/health`).then((r) => r.ok, () => false);
   const teardown = async () => {
     for (const app of [...apps].reverse()) {
       app.proc.kill('SIGTERM');
@@ -94,13 +99,20 @@ export async function startBenchStack(): Promise<BenchStack> {
   try {
     await waitUntil('the apps to be healthy', async () => {
       if (failed) throw new Error(failed);
-      const health = await Promise.all(apps.map((a) => fetch(`http://127.0.0.1:${a.port}/health`).then((r) => r.ok, () => false)));
-      return health.every(Boolean);
+      return (await Promise.all(apps.map(healthy))).every(Boolean);
     }, 60_000);
     const merchant = await runCli<{ merchantId: string; merchantKey: string }>(env, ['merchant:create', '--name', 'bench']);
     const merchantInternalId = await internalIdOf(env, merchant.merchantId);
     const api = apps.find((a) => a.name === 'api')!;
-    return { baseUrl: `http://127.0.0.1:${api.port}`, merchant: { merchantId: merchant.merchantId, merchantKey: merchant.merchantKey }, merchantInternalId, env, apps, teardown };
+    const startApi = async (label: string, extra: NodeJS.ProcessEnv) => {
+      const app = await spawnApp(APPS.find((a) => a.name === 'api')!, label, extra);
+      await waitUntil(`${label} to be healthy`, async () => {
+        if (failed) throw new Error(failed);
+        return healthy(app);
+      }, 60_000);
+      return app;
+    };
+    return { baseUrl: `http://127.0.0.1:${api.port}`, merchant: { merchantId: merchant.merchantId, merchantKey: merchant.merchantKey }, merchantInternalId, env, apps, startApi, teardown };
   } catch (e) {
     await teardown();
     throw e;

@@ -14,6 +14,7 @@ import { IdempotencyService } from './idempotency/idempotency.service';
 import { ReceiverController } from './receiver/receiver.controller';
 import { ReceiverService } from './receiver/receiver.service';
 import { SaleTermsService } from './split/sale-terms.service';
+import { RateLimitService } from './rate-limit/rate-limit.service';
 
 @Module({})
 export class AppModule {
@@ -26,6 +27,7 @@ export class AppModule {
         { provide: ApiConfig, useValue: config },
         MerchantsRepository,
         MerchantAuthService,
+        RateLimitService,
         TokensService,
         ReceiverService,
         IdempotencyService,

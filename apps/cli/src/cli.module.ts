@@ -7,6 +7,7 @@ import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
+import { MerchantSetLimitsCommand } from './merchants/merchant-limits.command';
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
 import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } from './split/ledger.commands';
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
@@ -40,6 +41,7 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     MerchantsRepository,
     MerchantCreateCommand,
     MerchantRotateKeyCommand,
+    MerchantSetLimitsCommand,
     VaultRotateKeyCommand,
     VaultRotationService,
     SecretsRotation,

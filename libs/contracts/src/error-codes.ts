@@ -47,7 +47,7 @@ export const ErrorCodeDescriptions: Record<ErrorCode, string> = {
   '101': 'The sale was not completed: its authorization request was lost before a decision; any authorization was reversed.',
   '409': 'Idempotency-Key reused with a different request body.',
   '503': 'A dependency is unavailable; retry later.',
-  '429': 'Too many requests.',
+  '429': "Too many requests: the merchant's write or read budget is spent for now; nothing was done. Retry after the Retry-After header's seconds.",
   '413': 'Request body larger than 64 KiB.',
   '415': 'Content-Type must be application/json.',
   '500': 'Internal error.',

@@ -16,7 +16,7 @@ export class DomainError extends Error {
   override name = 'DomainError';
 
   constructor(
-    readonly kind: DomainErrorPayload['kind'] | 'auth' | 'too_large' | 'media_type',
+    readonly kind: DomainErrorPayload['kind'] | 'auth' | 'too_large' | 'media_type' | 'rate_limited',
     readonly code: ErrorCode,
     message: string,
     readonly parameter?: string,
@@ -44,7 +44,8 @@ export class DomainError extends Error {
   }
 
   toPayload(): DomainErrorPayload {
-    const kind = this.kind === 'auth' || this.kind === 'too_large' || this.kind === 'media_type' ? 'validation' : this.kind;
+    // rate_limited is the api's own answer and never crosses to a worker; retry-later is its nearest kind.
+    const kind = this.kind === 'auth' || this.kind === 'too_large' || this.kind === 'media_type' ? 'validation' : this.kind === 'rate_limited' ? 'unavailable' : this.kind;
     return { kind, code: this.code, message: this.message, parameter: this.parameter };
   }
 }

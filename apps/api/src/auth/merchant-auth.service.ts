@@ -1,12 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError, ErrorCodes } from '@app/contracts';
-import { isMerchantPublicId, isUuid, MerchantsRepository } from '@app/persistence';
+import { isMerchantPublicId, isUuid, MerchantRateLimits, MerchantsRepository } from '@app/persistence';
 import { ApiConfig } from '../config/api.config';
+import { Budget, RateLimitService } from '../rate-limit/rate-limit.service';
+
+/** Who is calling: the internal id (UUID) and the merchant's own rate limits (null: the defaults). */
+export interface AuthenticatedMerchant {
+  id: string;
+  limits: MerchantRateLimits;
+}
 
 interface CachedMerchant {
   /** null: no such merchant (cached too, so a flood of bad ids stays cheap). */
-  found: { id: string; keyHash: Buffer } | null;
+  found: (AuthenticatedMerchant & { keyHash: Buffer }) | null;
   expiresAt: number;
 }
 
@@ -15,7 +22,9 @@ const NO_HASH = Buffer.alloc(32);
 /**
  * Authenticates `verification` on every /v1 request. `verification.merchantId` is the merchant's
  * public id (10 digits, what merchant:create prints) or, for merchants integrated before public
- * ids, its UUID; either way what it returns, and what everything downstream uses, is the UUID.
+ * ids, its UUID; either way what it returns, and what everything downstream uses, is the UUID
+ * (with the merchant's rate limits, read and cached with its key: an override from
+ * merchant:set-limits applies within MERCHANT_CACHE_MS).
  * Unknown merchant and wrong key answer the same 401 so a caller can't probe which merchant ids exist.
  */
 @Injectable()
@@ -26,9 +35,21 @@ export class MerchantAuthService {
   constructor(
     private readonly merchants: MerchantsRepository,
     private readonly config: ApiConfig,
+    private readonly limits: RateLimitService,
   ) {}
 
-  async authenticate(merchantId: string, merchantKey: string): Promise<string> {
+  /**
+   * What every /v1 request goes through before anything is recorded: authentication, then one
+   * request of the merchant's `budget` (HTTP 429 when it is spent). Unauthenticated callers never
+   * spend a merchant's budget. Returns the internal id.
+   */
+  async admit(merchantId: string, merchantKey: string, budget: Budget): Promise<string> {
+    const merchant = await this.authenticate(merchantId, merchantKey);
+    await this.limits.admit(merchant, budget);
+    return merchant.id;
+  }
+
+  async authenticate(merchantId: string, merchantKey: string): Promise<AuthenticatedMerchant> {
     const given = isUuid(merchantId) ? merchantId.toLowerCase() : merchantId;
     // A malformed id (or a public id whose check digit fails) is never looked up.
     const found = isMerchantPublicId(given) || isUuid(given) ? await this.lookup(given) : null;
@@ -38,7 +59,7 @@ export class MerchantAuthService {
     if (!ok) {
       throw new DomainError('auth', ErrorCodes.AuthenticationFailed, 'Authentication failed: check verification.merchantId and verification.merchantKey.', 'verification');
     }
-    return found.id;
+    return { id: found.id, limits: found.limits };
   }
 
   private async lookup(given: string): Promise<CachedMerchant['found']> {

@@ -18,6 +18,20 @@ export class ApiConfig {
   defaultFees: Record<MethodKind, FeeRate>;
   /** SPLIT.md 3: most entries a split may have. */
   splitMaxEntries: number;
+  rateLimits: RateLimitConfig;
+}
+
+/** Per-merchant request budgets (issue 14 item 7; docs/OPERATIONS.md "Rate limits"). */
+export interface RateLimitConfig {
+  /** false: no budget is checked at all (for measuring the limiter's cost, or an emergency). */
+  enabled: boolean;
+  /** Defaults of merchants without an override (merchant:set-limits), in requests per second. */
+  writesPerS: number;
+  readsPerS: number;
+  /** Above its rate, a merchant may spend up to this many seconds' worth of extra requests... */
+  burstS: number;
+  /** ...in each window of this many seconds. */
+  burstWindowS: number;
 }
 
 export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
@@ -36,6 +50,15 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),
     defaultFees: readDefaultFeePlan(r),
     splitMaxEntries: r.int('SPLIT_MAX_ENTRIES', 10, 1, 100),
+    rateLimits: {
+      enabled: r.bool('RATE_LIMIT_ENABLED', true),
+      // Well above what one merchant drives on the bench (about 1 000 sales/s, 1 200 token/add/s
+      // on a good day): the defaults stop a runaway client, not a busy shop.
+      writesPerS: r.int('RATE_LIMIT_WRITES_PER_S', 2_000, 1, 1_000_000),
+      readsPerS: r.int('RATE_LIMIT_READS_PER_S', 2_000, 1, 1_000_000),
+      burstS: r.int('RATE_LIMIT_BURST_S', 2, 0, 3_600),
+      burstWindowS: r.int('RATE_LIMIT_BURST_WINDOW_S', 10, 1, 3_600),
+    },
   };
   r.done('api');
   return cfg;

@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import { DomainError, DomainErrorPayload, ErrorCodes } from '@app/contracts';
 import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from '@app/messaging';
+import { RateLimitedError } from '../rate-limit/rate-limit.service';
 import { fromDomainError, internal, unavailable, wireError, WireError } from './wire-error';
 
 /**
@@ -23,6 +24,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       return;
     }
     const wire = this.toWire(exception);
+    if (exception instanceof RateLimitedError) reply.header('Retry-After', String(exception.retryAfterS));
     reply.status(wire.httpStatus).send(wire.body);
   }
 

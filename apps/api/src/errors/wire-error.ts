@@ -8,6 +8,7 @@ const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
   conflict: 409,
   too_large: 413,
   media_type: 415,
+  rate_limited: 429,
   unavailable: 503,
 };
 
@@ -19,6 +20,7 @@ const ACTIONS: Record<number, string> = {
   409: 'Read the current state with report before retrying.',
   413: 'Send a body of at most 64 KiB.',
   415: 'Send Content-Type: application/json.',
+  429: 'Wait the seconds in the Retry-After header, then send the request again (with the same Idempotency-Key).',
   503: 'Retry later with the same Idempotency-Key.',
   500: 'Retry later; contact support if it persists.',
 };

@@ -7,11 +7,15 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { parseSale, SaleDto } from '../transactions/sale.dto';
 import { parseReport, parseTransactionOperation, ReportDto, TransactionOperationDto } from '../transactions/operations.dto';
 import { ReceiverService } from './receiver.service';
+import type { Budget } from '../rate-limit/rate-limit.service';
 import { toTransactionResponse } from '@app/contracts';
 import { TransactionResponseSchema } from './receiver.openapi';
+import { TOO_MANY_REQUESTS } from '../rate-limit/rate-limit.openapi';
 
 const OPERATIONS = ['sale', 'authorize', 'capture', 'cancel', 'report'] as const;
 type Operation = (typeof OPERATIONS)[number];
+/** Which of the merchant's rate-limit budgets each operation spends. */
+const BUDGET: Record<Operation, Budget> = { sale: 'writes', authorize: 'writes', capture: 'writes', cancel: 'writes', report: 'reads' };
 
 /** /docs: each operation's whole request, from the classes that validate it. */
 const REQUESTS = [
@@ -40,6 +44,7 @@ export class ReceiverController {
   @ApiBody({ schema: { oneOf: REQUESTS.map((r) => ({ $ref: getSchemaPath(r) })) } })
   @ApiResponse({ status: 200, description: 'TransactionResponse (a decline is a 200 with status 4)', schema: TransactionResponseSchema })
   @ApiResponse({ status: 202, description: 'Accepted, outcome not known yet (status 0)', schema: TransactionResponseSchema })
+  @ApiResponse(TOO_MANY_REQUESTS)
   async receive(
     @Body() body: unknown,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
@@ -49,7 +54,7 @@ export class ReceiverController {
     const env = readEnvelope(body, OPERATIONS);
     const operation = env.operation as Operation;
     const run = this.parse(operation, env.body, /respond-async/i.test(prefer ?? ''), idempotencyKey);
-    const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
+    const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, BUDGET[operation]);
     const result = await this.idempotency.run(merchantId, idempotencyKey, `receiver/${operation}`, body, () => run(merchantId));
     reply.status(result.status);
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');

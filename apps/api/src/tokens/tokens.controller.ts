@@ -1,5 +1,5 @@
 import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { MerchantAuthService } from '../auth/merchant-auth.service';
 import { envelopeDoc, readEnvelope } from '../envelope/envelope';
@@ -8,6 +8,7 @@ import { TokensService } from './tokens.service';
 import { parseTokenAdd, parseTokenRetrieve, TOKEN_ADD_OPERATIONS, TOKEN_RETRIEVE_OPERATIONS, TokenAddDto, TokenRetrieveDto } from './token.dto';
 import { toTokenResponse } from './token-response';
 import { TokenResponseSchema } from './tokens.openapi';
+import { TOO_MANY_REQUESTS } from '../rate-limit/rate-limit.openapi';
 
 const ADD = envelopeDoc('tokencard', TokenAddDto);
 const RETRIEVE = envelopeDoc('retrieve-token', TokenRetrieveDto);
@@ -33,10 +34,11 @@ export class TokensController {
   @ApiHeader(IDEMPOTENCY)
   @ApiBody({ schema: { $ref: getSchemaPath(ADD) } })
   @ApiOkResponse({ schema: TokenResponseSchema })
+  @ApiResponse(TOO_MANY_REQUESTS)
   async add(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     const env = readEnvelope(body, TOKEN_ADD_OPERATIONS);
     const input = parseTokenAdd(env.body);
-    const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
+    const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, 'writes');
     return this.answer(reply, await this.idempotency.run(merchantId, key, 'token/add', body, async () => ({ status: 200, body: toTokenResponse(await this.tokens.add(merchantId, input)) })));
   }
 
@@ -46,10 +48,11 @@ export class TokensController {
   @ApiHeader(IDEMPOTENCY)
   @ApiBody({ schema: { $ref: getSchemaPath(RETRIEVE) } })
   @ApiOkResponse({ schema: TokenResponseSchema })
+  @ApiResponse(TOO_MANY_REQUESTS)
   async retrieve(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     const env = readEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
     const token = parseTokenRetrieve(env.body);
-    const merchantId = await this.auth.authenticate(env.merchantId, env.merchantKey);
+    const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, 'reads');
     return this.answer(reply, await this.idempotency.run(merchantId, key, 'token/retrieve', body, async () => ({ status: 200, body: toTokenResponse(await this.tokens.retrieve(merchantId, token)) })));
   }
 

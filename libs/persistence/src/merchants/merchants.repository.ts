@@ -22,7 +22,25 @@ export interface MerchantCredentialsRow {
   /** Internal (UUID). */
   id: string;
   keyHash: Buffer;
+  /** The merchant's own rate limits; null: the api's defaults. */
+  limits: MerchantRateLimits;
 }
+
+/** Requests per second a merchant may send (merchant:set-limits); null: the api's default. */
+export interface MerchantRateLimits {
+  writesPerS: number | null;
+  readsPerS: number | null;
+}
+
+/** The range of a per-merchant limit, as the migration's CHECK constraints hold it. */
+export const RATE_LIMIT_RANGE = { min: 1, max: 1_000_000 } as const;
+
+interface RateLimitColumns {
+  rate_limit_writes_per_s: number | null;
+  rate_limit_reads_per_s: number | null;
+}
+
+const limitsOf = (r: RateLimitColumns): MerchantRateLimits => ({ writesPerS: r.rate_limit_writes_per_s, readsPerS: r.rate_limit_reads_per_s });
 
 /** How a merchant id given by a person or a merchant is looked up: a public id, or (for a transition) the UUID. */
 function lookup(given: string): { column: 'public_id' | 'id'; value: string } | undefined {
@@ -75,12 +93,30 @@ export class MerchantsRepository {
     return rows[0]?.id;
   }
 
-  /** Internal id and key hash of the merchant named by `given` (as resolve), for authentication. */
+  /** Internal id, key hash and rate limits of the merchant named by `given` (as resolve), for authentication. */
   async credentialsOf(given: string): Promise<MerchantCredentialsRow | undefined> {
     const by = lookup(given);
     if (!by) return undefined;
-    const rows: { id: string; key_hash: Buffer }[] = await this.db.query(`SELECT id, key_hash FROM merchants WHERE ${by.column} = $1`, [by.value]);
-    return rows[0] && { id: rows[0].id, keyHash: rows[0].key_hash };
+    const rows: (RateLimitColumns & { id: string; key_hash: Buffer })[] = await this.db.query(
+      `SELECT id, key_hash, rate_limit_writes_per_s, rate_limit_reads_per_s FROM merchants WHERE ${by.column} = $1`,
+      [by.value],
+    );
+    return rows[0] && { id: rows[0].id, keyHash: rows[0].key_hash, limits: limitsOf(rows[0]) };
+  }
+
+  /**
+   * Sets the merchant's rate limits (internal id): a number overrides the default, null returns to
+   * it, undefined leaves the limit as it is. The limits as they now stand; undefined without such a merchant.
+   */
+  async setRateLimits(id: string, change: { writesPerS?: number | null; readsPerS?: number | null }): Promise<MerchantRateLimits | undefined> {
+    const [rows]: [RateLimitColumns[], number] = await this.db.query(
+      `UPDATE merchants SET
+         rate_limit_writes_per_s = CASE WHEN $2 THEN $3::integer ELSE rate_limit_writes_per_s END,
+         rate_limit_reads_per_s = CASE WHEN $4 THEN $5::integer ELSE rate_limit_reads_per_s END
+       WHERE id = $1 RETURNING rate_limit_writes_per_s, rate_limit_reads_per_s`,
+      [id, change.writesPerS !== undefined, change.writesPerS ?? null, change.readsPerS !== undefined, change.readsPerS ?? null],
+    );
+    return rows[0] && limitsOf(rows[0]);
   }
 
   /** The public id of an internal id; undefined when there is no such merchant. */

@@ -1,0 +1,135 @@
+import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import Redis from 'ioredis';
+import { PinoLogger } from 'nestjs-pino';
+import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { DomainError, ErrorCodes } from '@app/contracts';
+import type { MerchantRateLimits } from '@app/persistence';
+import { ApiConfig, RateLimitConfig } from '../config/api.config';
+
+/** The two budgets of a merchant: writes (sale, authorize, capture, cancel, token/add) and reads (report, token/retrieve). */
+export type Budget = 'writes' | 'reads';
+
+const WHAT: Record<Budget, string> = {
+  writes: 'sale, authorize, capture, cancel and token/add',
+  reads: 'report and token/retrieve',
+};
+
+/** Over a budget: HTTP 429 with code 429 and a Retry-After of `retryAfterS` (whole seconds, at least 1). */
+export class RateLimitedError extends DomainError {
+  constructor(
+    readonly budget: Budget,
+    readonly retryAfterS: number,
+  ) {
+    super('rate_limited', ErrorCodes.RateLimited, `Too many ${WHAT[budget]} requests for this merchant; nothing was done. Retry after ${retryAfterS} s.`);
+  }
+}
+
+/** Whole seconds, at least 1, from the limiter's milliseconds until its window ends. */
+export const retryAfterSeconds = (msBeforeNext: number): number => Math.max(1, Math.ceil(msBeforeNext / 1000));
+
+interface Limiter {
+  consume(key: string): Promise<RateLimiterRes>;
+}
+
+/**
+ * Per-merchant request budgets shared by every api replica: counters in Redis, kept by
+ * rate-limiter-flexible. A budget is R requests per second (the library's fixed one-second
+ * window, started by the first request) plus a burst allowance of R × RATE_LIMIT_BURST_S
+ * requests per RATE_LIMIT_BURST_WINDOW_S, spent only when the second's R are gone (the
+ * library's BurstyRateLimiter, its stand-in for a token bucket).
+ *
+ * Cheap rejections: once Redis says a merchant's window is spent, this replica refuses the rest of
+ * that window from memory (inMemoryBlockOnConsumed) without asking Redis again, so a merchant
+ * flooding the api costs one in-process lookup per refused request and no Redis round trip.
+ *
+ * Redis down (or slower than a second): every replica falls back to an in-process limiter with
+ * the same budget (the library's insuranceLimiter): requests still pass up to the budget per
+ * replica, so a merchant may get up to N times its budget across N replicas until Redis is back.
+ * Failing closed would turn a Redis outage into a total one for reads that do not need Redis.
+ */
+@Injectable()
+export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
+  private readonly config: RateLimitConfig;
+  private readonly redis?: Redis;
+  private readonly keyPrefix: string;
+  /** One limiter per budget and rate: merchants with the same rate share it (the Redis key is per merchant). */
+  private readonly limiters = new Map<string, Limiter>();
+  private degraded = false;
+
+  constructor(
+    api: ApiConfig,
+    private readonly logger: PinoLogger,
+  ) {
+    this.config = api.rateLimits;
+    this.keyPrefix = `${api.base.queuePrefix}:rl`;
+    if (!this.config.enabled) return;
+    // A connection of its own: no offline queue and a short command timeout, so a Redis that is
+    // down or stalled sends requests to the in-process fallback at once instead of holding them;
+    // auto-pipelining sends the concurrent requests' counter updates in one write.
+    this.redis = new Redis(api.base.redisUrl, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 1_000,
+      enableAutoPipelining: true,
+    });
+    this.redis.on('error', () => this.markDegraded(true));
+    this.redis.on('ready', () => this.markDegraded(false));
+  }
+
+  onModuleInit(): void {
+    // Not awaited: the api starts (and /health says what is down) while Redis is away.
+    this.redis?.connect().catch(() => this.markDegraded(true));
+  }
+
+  onApplicationShutdown(): void {
+    this.redis?.disconnect();
+  }
+
+  /**
+   * Spends one request of the merchant's `budget`, or throws RateLimitedError (HTTP 429). Called
+   * after authentication and before anything is recorded.
+   */
+  async admit(merchant: { id: string; limits: MerchantRateLimits }, budget: Budget): Promise<void> {
+    if (!this.redis) return;
+    const perS = (budget === 'writes' ? merchant.limits.writesPerS : merchant.limits.readsPerS) ?? (budget === 'writes' ? this.config.writesPerS : this.config.readsPerS);
+    try {
+      await this.limiter(budget, perS).consume(merchant.id);
+    } catch (e) {
+      if (e instanceof RateLimiterRes) throw new RateLimitedError(budget, retryAfterSeconds(e.msBeforeNext));
+      // Neither Redis nor the in-process fallback answered (not expected): the request goes on.
+      this.logger.warn({ err: { type: (e as Error)?.name, message: (e as Error)?.message } }, 'rate limiter failed; request admitted');
+    }
+  }
+
+  private limiter(budget: Budget, perS: number): Limiter {
+    const name = `${budget}:${perS}`;
+    let limiter = this.limiters.get(name);
+    if (!limiter) {
+      const rate = this.store(`${this.keyPrefix}:${budget}`, perS, 1);
+      const burstPoints = perS * this.config.burstS;
+      limiter = burstPoints > 0 ? new BurstyRateLimiter(rate, this.store(`${this.keyPrefix}:${budget}:burst`, burstPoints, this.config.burstWindowS)) : rate;
+      this.limiters.set(name, limiter);
+    }
+    return limiter;
+  }
+
+  private store(keyPrefix: string, points: number, duration: number): RateLimiterRedis {
+    return new RateLimiterRedis({
+      storeClient: this.redis,
+      keyPrefix,
+      points,
+      duration,
+      rejectIfRedisNotReady: true,
+      inMemoryBlockOnConsumed: points,
+      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
+    });
+  }
+
+  private markDegraded(down: boolean): void {
+    if (down === this.degraded) return;
+    this.degraded = down;
+    if (down) this.logger.warn('rate limiter: Redis unavailable; each replica applies the budgets on its own until it is back');
+    else this.logger.info('rate limiter: Redis available; budgets are shared by every replica again');
+  }
+}
