@@ -12,3 +12,4 @@ export * from './webhooks/deliveries.repository';
 export * from './transactions/operations.repository';
 export * from './merchants/merchant-public-id';
 export * from './merchants/merchants.repository';
+export * from './roles';

@@ -9,10 +9,13 @@ import { PendingSales1764200000000 } from './migrations/1764200000000-pending-sa
 import { Chargebacks1764300000000 } from './migrations/1764300000000-chargebacks';
 import { OperationClaims1764400000000 } from './migrations/1764400000000-operation-claims';
 import { MerchantPublicIds1764500000000 } from './migrations/1764500000000-merchant-public-ids';
+import { DatabaseRoles1764900000000 } from './migrations/1764900000000-database-roles';
 
 export const ENTITIES = [MerchantEntity, TokenCardEntity];
 export const MIGRATIONS = [Init1763800000000, Transactions1763900000000, Settlement1764000000000, Webhooks1764100000000, PendingSales1764200000000, Chargebacks1764300000000,
-  OperationClaims1764400000000, MerchantPublicIds1764500000000];
+  OperationClaims1764400000000, MerchantPublicIds1764500000000,
+  // Last: it grants on every table above (a migration after it that adds a table calls applyRoleGrants).
+  DatabaseRoles1764900000000];
 
 /** One definition for apps, the CLI and the migration runner; synchronize is never on. */
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
