@@ -1,8 +1,12 @@
 import { Client } from 'pg';
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { applyRoleGrants } from '@app/persistence';
+import { migrateEntry, repoRoot, runNode } from '../../scripts/lib/processes';
+import { roleUrl, withDatabase, withUser } from '../../scripts/lib/database';
 import { receiverOf } from '../support/money';
-import { AppHandle, createMerchant, startApp } from '../support/stack';
+import { AppHandle, createMerchant, startApp, startPrivatePostgres } from '../support/stack';
 
 jest.setTimeout(120_000);
 
@@ -66,4 +70,49 @@ describe('apps under their database roles', () => {
     }
     expect((await receiver('report', { reference: 'nothing-yet' })).status).toBe(404);
   });
+
+  it('on a server that checks passwords, the migration sets each role password from DB_PASSWORD_* and the app logs in with it', async () => {
+    // A cluster of its own: the shared roles' passwords are not this test's to change.
+    const pg = await startPrivatePostgres();
+    try {
+      const hba = join(pg.dir, 'data', 'pg_hba.conf');
+      // The owner still trusted (the launcher's user); every other role must give its password.
+      writeFileSync(hba, `host all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, 'utf8')}`);
+      const admin = new Client({ connectionString: pg.url });
+      await admin.connect();
+      await admin.query('SELECT pg_reload_conf()');
+      await admin.query('CREATE DATABASE gateway');
+      await admin.end();
+      const url = withDatabase(pg.url, 'gateway');
+      const passwords = { DB_PASSWORD_API: `api-${process.pid}-p@ss:w/rd`, DB_PASSWORD_OPERATOR: `op-${process.pid}` };
+      const migrated = await runNode(migrateEntry(repoRoot()), [], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: url, ...passwords }, timeoutMs: 120_000 });
+      expect(migrated.code).toBe(0);
+      expect(JSON.parse(migrated.stdout.trim().split('\n').pop()!).passwordsSet).toEqual(['gateway_api', 'gateway_operator']);
+      expect(migrated.stdout + migrated.stderr).not.toContain(passwords.DB_PASSWORD_API);
+
+      const login = async (connectionString: string): Promise<string> => {
+        const c = new Client({ connectionString });
+        try {
+          await c.connect();
+          return (await c.query('SELECT current_user AS u')).rows[0].u;
+        } catch (e) {
+          return (e as { code?: string }).code ?? String(e);
+        } finally {
+          await c.end().catch(() => undefined);
+        }
+      };
+      expect(await login(roleUrl(url, 'api', passwords))).toBe('gateway_api');
+      expect(await login(withUser(url, 'gateway_api', 'wrong'))).toBe('28P01');
+      // A role whose variable was not set has no password: it cannot log in on such a server.
+      expect(await login(roleUrl(url, 'tokenizer', passwords))).toMatch(/^(28P01|Error: .*password)/);
+
+      const api = await startApp('api', { DATABASE_URL: url, ...passwords }, { label: 'api-password' });
+      started.push(api);
+      expect((await fetch(`${api.url}/health`)).status).toBe(200);
+      await api.stop();
+    } finally {
+      await pg.destroy();
+    }
+  });
 });
+

@@ -92,7 +92,7 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
         ...(name === 'notifier' ? { NOTIFIER_ALLOW_LOOPBACK: 'true' } : {}),
         ...env,
         // Each app as its own role (roles.ts), as in production: a statement outside its grants fails the suite.
-        ...(opts.databaseUser === 'owner' ? {} : { DATABASE_URL: roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, name) }),
+        ...(opts.databaseUser === 'owner' ? {} : { DATABASE_URL: roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, name, { ...process.env, ...env }) }),
         [name === 'api' ? 'PORT' : 'HEALTH_PORT']: String(port),
       },
       stdio: ['ignore', fd, fd],
@@ -250,7 +250,7 @@ export interface CliRun<T> {
 /** Runs the operator CLI (`node dist/apps/cli/src/main.js …`) as gateway_operator and reports however it ended. */
 export async function runCliRaw<T = Record<string, unknown>>(args: string[], env: Record<string, string> = {}): Promise<CliRun<T>> {
   // As the operator role, like an operator's shell would.
-  const databaseUrl = roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, 'cli');
+  const databaseUrl = roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, 'cli', { ...process.env, ...env });
   const r = await runNode(cliEntry(root), args, { cwd: root, env: { ...process.env, ...env, DATABASE_URL: databaseUrl }, timeoutMs: 60_000 });
   let json: T | undefined;
   try {
