@@ -3,6 +3,7 @@ import {
   APP_ROLES,
   Columns,
   databaseIdentity,
+  dataSourceOptions,
   GATEWAY_ROLES,
   GATEWAY_SCHEMAS,
   GatewayRole,
@@ -15,7 +16,8 @@ import {
   RoleOwner,
   scramVerifier,
 } from '@app/persistence';
-import { roleUrl } from '../../scripts/lib/database';
+import { DataSource } from 'typeorm';
+import { createDatabaseIfMissing, dropDatabase, roleUrl, withDatabase } from '../../scripts/lib/database';
 
 jest.setTimeout(120_000);
 
@@ -210,4 +212,34 @@ describe('database roles (real Postgres)', () => {
       await owner.query(`DROP ROLE ${quoteIdent(probe)}`);
     }
   });
+
+  it('down() revokes this database grants and bounds, and leaves roles another database still uses', async () => {
+    const url = withDatabase(OWNER_URL(), `gw_roles_down_${process.pid}`);
+    await createDatabaseIfMissing(url);
+    const db = await new DataSource(dataSourceOptions(url, 1)).initialize();
+    try {
+      await db.runMigrations({ transaction: 'each' });
+      const granted = async () =>
+        (await db.query(
+          `SELECT (SELECT count(*) FROM information_schema.table_privileges WHERE grantee = ANY($1))::int
+                + (SELECT count(*) FROM information_schema.column_privileges WHERE grantee = ANY($1))::int AS grants,
+                  (SELECT count(*) FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database()))::int AS settings`,
+          [GATEWAY_ROLES],
+        ))[0];
+      expect(await granted()).toEqual({ grants: expect.any(Number), settings: GATEWAY_ROLES.length });
+      expect((await granted()).grants).toBeGreaterThan(50);
+      await db.undoLastMigration({ transaction: 'each' });
+      expect(await granted()).toEqual({ grants: 0, settings: 0 });
+      // The run's own database still grants to them: they stay, and its apps keep working.
+      const { rows } = await owner.query('SELECT count(*)::int AS n FROM pg_roles WHERE rolname = ANY($1)', [GATEWAY_ROLES]);
+      expect(rows[0].n).toBe(GATEWAY_ROLES.length);
+      // And up() again, over roles that already exist, grants the same again.
+      await db.runMigrations({ transaction: 'each' });
+      expect((await granted()).settings).toBe(GATEWAY_ROLES.length);
+    } finally {
+      await db.destroy();
+      await dropDatabase(url);
+    }
+  });
 });
+
