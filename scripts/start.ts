@@ -23,6 +23,7 @@ import {
   Probe,
   redactUrl,
   onLoopbackPort,
+  roleUrl,
   urlPort,
 } from './lib/database';
 import { ensureDevKeys, KEY_VARIABLES, KeySet } from './lib/dev-keys';
@@ -32,7 +33,7 @@ import { findPostgresBinDir, findRedisServer, freePort, isPortFree, PrivateServe
 import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from './lib/processes';
 
 /** Workers first, so the API's first request finds someone to take its jobs. */
-const APPS = [
+const APPS: readonly { name: 'tokenizer' | 'settlement' | 'notifier' | 'api'; portVariable: 'PORT' | 'HEALTH_PORT'; defaultPort: number }[] = [
   { name: 'tokenizer', portVariable: 'HEALTH_PORT', defaultPort: 3001 },
   { name: 'settlement', portVariable: 'HEALTH_PORT', defaultPort: 3002 },
   { name: 'notifier', portVariable: 'HEALTH_PORT', defaultPort: 3003 },
@@ -217,7 +218,7 @@ async function ensureSandboxMerchant(root: string, dataDir: string, env: NodeJS.
   const saved = existsSync(file) ? parseJson<SandboxMerchant>(readFileSync(file, 'utf8')) : undefined;
   if (saved?.merchantId && (await merchantExists(env.DATABASE_URL!, saved.merchantId))) return saved;
   if (saved) say('the saved sandbox merchant is not in this database (was it reset?): creating a new one');
-  const r = await runNode(cliEntry(root), ['merchant:create', '--name', 'sandbox'], { env, timeoutMs: 60_000 });
+  const r = await runNode(cliEntry(root), ['merchant:create', '--name', 'sandbox'], { env: { ...env, DATABASE_URL: roleUrl(env.DATABASE_URL!, 'cli', env) }, timeoutMs: 60_000 });
   if (r.code !== 0) throw new StartError(`creating the sandbox merchant failed:\n${r.stderr.trim()}`);
   const merchant = lastJsonLine<SandboxMerchant>(r.stdout);
   writeFileSync(file, JSON.stringify(merchant, null, 2) + '\n', { mode: 0o600 });
@@ -295,7 +296,9 @@ async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string):
   const ports = new Map<string, number>();
   for (const spec of APPS) ports.set(spec.name, await appPort(spec.name, spec.defaultPort, env));
   for (const spec of APPS) {
-    const app = launchApp({ root, name: spec.name, env, port: ports.get(spec.name)!, portVariable: spec.portVariable, healthHost: spec.name === 'api' ? healthHost : '127.0.0.1', logsDir, onUnexpectedExit });
+    // Each app as its own database role (the migration, above, ran as DATABASE_URL's user: the owner).
+    const appEnv = { ...env, DATABASE_URL: roleUrl(env.DATABASE_URL!, spec.name, env) };
+    const app = launchApp({ root, name: spec.name, env: appEnv, port: ports.get(spec.name)!, portVariable: spec.portVariable, healthHost: spec.name === 'api' ? healthHost : '127.0.0.1', logsDir, onUnexpectedExit });
     running.push(app);
     // Undo runs newest first: the API stops before the workers, so no new work arrives while they drain.
     undo.push({ what: `stop ${spec.name}`, run: () => stopApp(app) });
@@ -354,6 +357,7 @@ function printWelcome(merchant: SandboxMerchant, operator: DevOperator | undefin
     say(`  export GATEWAY_OPERATOR_TOKEN=${operator.token}   # for npm run cli`);
   }
   say(`Operator dashboard: ${base}/admin/queues (Authorization: Bearer <GATEWAY_OPERATOR_TOKEN>)`);
+  say(`Operator CLI: DATABASE_URL=${redactUrl(roleUrl(env.DATABASE_URL!, 'cli', {}))} npm run cli -- <command> (the operator's database role)`);
   say(`Logs: ${shortPath(join(dataDir, 'logs'))}/<app>.log. Ctrl-C stops everything.`);
 }
 

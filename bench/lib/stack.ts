@@ -5,7 +5,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
-import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, withDatabase } from '../../scripts/lib/database';
+import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, roleUrl, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
 import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { freePort } from '../../scripts/lib/local-servers';
@@ -32,10 +32,10 @@ export interface BenchApp {
 }
 
 const APPS = [
-  { name: 'tokenizer', portVariable: 'HEALTH_PORT' as const },
-  { name: 'settlement', portVariable: 'HEALTH_PORT' as const },
-  { name: 'notifier', portVariable: 'HEALTH_PORT' as const },
-  { name: 'api', portVariable: 'PORT' as const },
+  { name: 'tokenizer' as const, portVariable: 'HEALTH_PORT' as const },
+  { name: 'settlement' as const, portVariable: 'HEALTH_PORT' as const },
+  { name: 'notifier' as const, portVariable: 'HEALTH_PORT' as const },
+  { name: 'api' as const, portVariable: 'PORT' as const },
 ];
 
 /**
@@ -79,7 +79,11 @@ export async function startBenchStack(): Promise<BenchStack> {
     const fd = openSync(join(logsDir, `${label}.log`), 'a');
     // BENCH_PROFILE_DIR: every app writes a V8 CPU profile there when it stops (profile before tuning).
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${label}.cpuprofile`] : [];
-    const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], { env: { ...env, ...extra, [a.portVariable]: String(port) }, stdio: ['ignore', fd, fd] });
+    const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], {
+      // Each app as its own database role, with its bounded statements: what production runs.
+      env: { ...env, ...extra, DATABASE_URL: roleUrl(databaseUrl, a.name, env), [a.portVariable]: String(port) },
+      stdio: ['ignore', fd, fd],
+    });
     closeSync(fd);
     const app: BenchApp = { name: label, port, proc, exited: once(proc, 'exit').then(() => undefined) };
     void app.exited.then(() => (failed ??= `${label} exited`));
@@ -198,9 +202,9 @@ export async function waitUntilIdle(stack: BenchStack, timeoutMs = 120_000): Pro
 /** The internal id (UUID) of the merchant with this public id (what merchant:create printed). */
 export const internalIdOf = (env: NodeJS.ProcessEnv, publicId: string): Promise<string> => merchantInternalId(env.DATABASE_URL!, publicId);
 
-/** The operator CLI against the bench stack's database; its one JSON document on stdout. */
+/** The operator CLI (as gateway_operator) against the bench stack's database; its one JSON document on stdout. */
 export async function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
-  const r = await runNode(cliEntry(repoRoot()), args, { cwd: repoRoot(), env, timeoutMs: 30_000 });
+  const r = await runNode(cliEntry(repoRoot()), args, { cwd: repoRoot(), env: { ...env, DATABASE_URL: roleUrl(env.DATABASE_URL!, 'cli', env) }, timeoutMs: 30_000 });
   if (r.code !== 0) throw new Error(`cli ${args.join(' ')} failed: ${r.stderr.trim() || r.stdout.trim()}`);
   return lastJsonLine<T>(r.stdout);
 }

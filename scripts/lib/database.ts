@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import Redis from 'ioredis';
 import { canConnect } from './local-servers';
+import { APP_ROLES, ROLE_PASSWORD_VARIABLES, RoleOwner } from '../../libs/persistence/src/roles';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -10,6 +11,23 @@ export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${encodeURIComponent(database)}`;
   return u.toString();
+}
+
+/** The same server and database, as another user; with `password` when given, else none (trust, .pgpass). */
+export function withUser(url: string, user: string, password?: string): string {
+  const u = new URL(url);
+  u.username = encodeURIComponent(user);
+  u.password = password ? encodeURIComponent(password) : '';
+  return u.toString();
+}
+
+/**
+ * What an app (or the operator CLI: 'cli') connects with: `url` (the owner's, as the migration
+ * runner uses it) as the app's own role, with the password its DB_PASSWORD_* variable holds.
+ */
+export function roleUrl(url: string, app: RoleOwner, env: NodeJS.ProcessEnv = process.env): string {
+  const role = APP_ROLES[app];
+  return withUser(url, role, env[ROLE_PASSWORD_VARIABLES[role]]);
 }
 
 export function databaseName(url: string): string {

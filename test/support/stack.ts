@@ -10,7 +10,7 @@ import {
   startPrivatePostgresCluster,
   startPrivateRedisServer,
 } from '../../scripts/lib/local-servers';
-import { merchantInternalId } from '../../scripts/lib/database';
+import { merchantInternalId, roleUrl } from '../../scripts/lib/database';
 import { appEntry, cliEntry, lastJsonLine, repoRoot, runNode, sleep, within } from '../../scripts/lib/processes';
 import { remember } from './leftovers';
 
@@ -36,6 +36,8 @@ export interface StartAppOptions {
   waitForReady?: boolean;
   /** Log file name prefix. Default: the app name. */
   label?: string;
+  /** 'owner': connect with DATABASE_URL as given (the migration runner's user). Default: the app's own role. */
+  databaseUser?: 'role' | 'owner';
 }
 
 export interface AppHandle {
@@ -89,6 +91,8 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
         // Test listeners run on loopback; a suite about the SSRF guard passes 'false'.
         ...(name === 'notifier' ? { NOTIFIER_ALLOW_LOOPBACK: 'true' } : {}),
         ...env,
+        // Each app as its own role (roles.ts), as in production: a statement outside its grants fails the suite.
+        ...(opts.databaseUser === 'owner' ? {} : { DATABASE_URL: roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, name, { ...process.env, ...env }) }),
         [name === 'api' ? 'PORT' : 'HEALTH_PORT']: String(port),
       },
       stdio: ['ignore', fd, fd],
@@ -243,9 +247,11 @@ export interface CliRun<T> {
   json: T | undefined;
 }
 
-/** Runs the operator CLI (`node dist/apps/cli/src/main.js …`) and reports however it ended. */
+/** Runs the operator CLI (`node dist/apps/cli/src/main.js …`) as gateway_operator and reports however it ended. */
 export async function runCliRaw<T = Record<string, unknown>>(args: string[], env: Record<string, string> = {}): Promise<CliRun<T>> {
-  const r = await runNode(cliEntry(root), args, { cwd: root, env: { ...process.env, ...env }, timeoutMs: 60_000 });
+  // As the operator role, like an operator's shell would.
+  const databaseUrl = roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, 'cli', { ...process.env, ...env });
+  const r = await runNode(cliEntry(root), args, { cwd: root, env: { ...process.env, ...env, DATABASE_URL: databaseUrl }, timeoutMs: 60_000 });
   let json: T | undefined;
   try {
     json = lastJsonLine<T>(r.stdout);

@@ -2,7 +2,7 @@ import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
-import { AuditTrail, dataSourceOptions, DeliveriesRepository, OperatorsRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { AuditTrail, databaseIdentity, dataSourceOptions, DeliveriesRepository, identityProblem, OperatorsRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
 import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
@@ -36,7 +36,17 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     {
       provide: DataSource,
       inject: [CliConfig],
-      useFactory: (cfg: CliConfig) => new DataSource(dataSourceOptions(cfg.base.databaseUrl, 2)).initialize(),
+      useFactory: async (cfg: CliConfig) => {
+        const db = await new DataSource(dataSourceOptions(cfg.base.databaseUrl, 2)).initialize();
+        // The operator's commands run as gateway_operator; as a superuser or the tables' owner only outside production.
+        const problem = identityProblem(await databaseIdentity(db), 'cli');
+        if (problem && cfg.base.nodeEnv === 'production') {
+          await db.destroy();
+          throw new Error(problem);
+        }
+        if (problem) process.stderr.write(JSON.stringify({ warning: `${problem}; allowed outside production` }) + '\n');
+        return db;
+      },
     },
     MerchantsRepository,
     MerchantCreateCommand,

@@ -1,17 +1,19 @@
 import type { DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { dataSourceOptions } from '@app/persistence';
+import { dataSourceOptions, RoleOwner } from '@app/persistence';
+import { DatabaseRoleCheckModule } from './database-role-check';
 import type { BaseConfig } from './env';
 import { loggingModule } from './logging';
 import { OpsModule } from './ops.module';
 
-/** What every app imports: redacting logs, Postgres, and /health + /metrics. */
-export function appImports(app: string, base: BaseConfig, dbPoolSize: number): DynamicModule[] {
+/** What every app imports: redacting logs, Postgres (and the check of who it connects as), and /health + /metrics. */
+export function appImports(app: Exclude<RoleOwner, 'cli'>, base: BaseConfig, dbPoolSize: number): DynamicModule[] {
   return [
     loggingModule(app, base.logLevel),
     // retryAttempts 0: a Postgres that is down at boot fails the boot loudly instead of hanging;
     // once running, the pool reconnects by itself when Postgres returns.
     TypeOrmModule.forRoot({ ...dataSourceOptions(base.databaseUrl, dbPoolSize), retryAttempts: 0 }),
+    DatabaseRoleCheckModule.forRoot(app, base),
     OpsModule.forRoot({ app, redisUrl: base.redisUrl }),
   ];
 }

@@ -37,7 +37,8 @@ export class HttpExceptionFilter implements ExceptionFilter {
       return unavailable();
     }
     if (e instanceof HttpException) return fromFrameworkError(e.getStatus());
-    this.logger.error({ err: describe(e) }, 'unhandled error');
+    // 42501: the app's database role lacks a grant (libs/persistence/src/roles.ts), a deployment error to say plainly.
+    this.logger.error({ err: describe(e) }, (e as { code?: string })?.code === '42501' ? "refused by the database: this app's role lacks a grant" : 'unhandled error');
     return internal();
   }
 }

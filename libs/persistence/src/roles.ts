@@ -1,0 +1,347 @@
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
+
+import type { Queryable } from './migrations/1764500000000-merchant-public-ids';
+
+/**
+ * The Postgres role each app (and the operator CLI) connects as. Roles are cluster-wide; their
+ * grants are per database (each database's migration applies them there).
+ */
+export const APP_ROLES = {
+  api: 'gateway_api',
+  tokenizer: 'gateway_tokenizer',
+  settlement: 'gateway_settlement',
+  notifier: 'gateway_notifier',
+  cli: 'gateway_operator',
+} as const;
+export type RoleOwner = keyof typeof APP_ROLES;
+export type GatewayRole = (typeof APP_ROLES)[RoleOwner];
+export const GATEWAY_ROLES: readonly GatewayRole[] = Object.values(APP_ROLES);
+
+/** The schemas that hold the gateway's tables (the vault has its own, see the init migration). */
+export const GATEWAY_SCHEMAS = ['public', 'vault'] as const;
+
+/** Every column of the table (table-level privilege), or only these columns. */
+export type Columns = 'all' | readonly string[];
+export interface TablePrivileges {
+  select?: Columns;
+  insert?: Columns;
+  update?: Columns;
+  /** Only where the role's code deletes rows. */
+  delete?: true;
+}
+export type RoleGrants = Readonly<Record<string, TablePrivileges>>;
+
+/**
+ * Who may do what, per role, per table (schema-qualified when not in public), derived from every
+ * statement each app can run. Reading a column in a WHERE, a SET expression or RETURNING needs
+ * SELECT on it; SELECT … FOR UPDATE needs UPDATE on some column; a bigserial needs USAGE on its
+ * sequence, which is granted wherever the role may INSERT. Nobody gets TRUNCATE or REFERENCES.
+ * A table nobody may touch but its owner is listed in OWNER_ONLY_TABLES: the role test fails on
+ * a table named in neither place. A new table or column is one line here; a later migration
+ * applies the whole map again with applyRoleGrants.
+ */
+export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
+  // HTTP: authenticates merchants, records sales (and removes one it could not send), reads
+  // transactions, fee plans, recipients and payables, keeps idempotency records, and the /admin
+  // dashboard (as a named operator, audited) reads and replays webhook deliveries, and the rate
+  // limiter reads the merchant's limits. No vault, no webhook secrets.
+  gateway_api: {
+    merchants: { select: ['id', 'public_id', 'key_hash', 'rate_limit_writes_per_s', 'rate_limit_reads_per_s'] },
+    operators: { select: ['id', 'name', 'role', 'token_hash', 'created_at', 'created_by', 'revoked_at', 'revoked_by', 'last_used_at'], update: ['last_used_at'] },
+    audit_events: { select: ['id'], insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'] },
+    transactions: {
+      select: 'all',
+      insert: ['id', 'merchant_id', 'reference', 'operation', 'status', 'acquirer', 'method', 'instalments', 'currency', 'amount', 'masked_card', 'brand', 'token_card', 'details', 'url_return'],
+      delete: true,
+    },
+    idempotency_keys: { select: 'all', insert: ['merchant_id', 'key', 'request_hash'], update: ['response_status', 'response_body'], delete: true },
+    fee_plans: { select: 'all' },
+    recipients: { select: ['id', 'merchant_id', 'status'] },
+    payables: { select: 'all' },
+    deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'] },
+    delivery_attempts: { select: 'all' },
+  },
+  // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
+  // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
+  gateway_tokenizer: {
+    'vault.token_cards': {
+      select: 'all',
+      insert: ['token', 'merchant_id', 'fingerprint', 'exp_year', 'exp_month', 'masked', 'brand', 'holder', 'billing', 'kek_id', 'wrapped_key', 'ciphertext'],
+    },
+    transactions: {
+      select: 'all',
+      update: ['status', 'status_version', 'captured_amount', 'cancelled_amount', 'error_code', 'processor', 'token_card', 'masked_card', 'brand', 'updated_at', 'pending_operation_id', 'pending_kind', 'pending_amount'],
+    },
+    transaction_operations: {
+      select: 'all',
+      insert: ['id', 'request_id', 'transaction_id', 'merchant_id', 'kind', 'amount', 'operation_key'],
+      update: ['state', 'result', 'status_version', 'decided_at'],
+    },
+    outbox: { select: 'all', insert: ['id', 'event', 'aggregate_id', 'payload'], update: ['published_at'] },
+    sandbox_calls: { select: 'all', insert: ['operation_key', 'kind', 'repeat', 'masked_pan', 'amount', 'tid', 'result', 'capture'] },
+  },
+  // Split settlement: reads captured transactions, claims their settlement, writes payables, and
+  // on a cancel locks the settlement row and raises its cancelled amount.
+  gateway_settlement: {
+    transactions: { select: ['id', 'merchant_id', 'captured_amount', 'cancelled_amount', 'instalments', 'method', 'details'] },
+    settlements: { select: 'all', insert: ['transaction_id', 'merchant_id', 'gross', 'fee', 'instalments', 'split', 'captured_on'], update: ['cancelled'] },
+    payables: { insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'] },
+  },
+  // Webhooks: creates deliveries, claims and finishes attempts, sweeps overdue ones, and reads the
+  // merchant's signing secrets (nothing else of the merchant).
+  gateway_notifier: {
+    merchants: { select: ['id', 'webhook_secrets_kek_id', 'webhook_secret_sealed', 'previous_webhook_secret_sealed', 'previous_secret_expires_at'] },
+    deliveries: {
+      select: 'all',
+      insert: ['id', 'merchant_id', 'transaction_id', 'status_version', 'event', 'url', 'body', 'status', 'attempts'],
+      update: ['status', 'attempts', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
+    },
+    delivery_attempts: { insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body'] },
+  },
+  // The operator CLI: merchants and their keys and webhook secrets, recipients, fee plans,
+  // chargebacks (which lock the transaction and its settlement), ledger reports, acquirer
+  // reconciliation, webhook listing and replays, operators and the audit trail, the webhook-secret
+  // key rotation, and the vault passes: the key rotation rewraps data keys and the re-fingerprinting
+  // pass opens each card to fingerprint it again (never the holder or billing).
+  gateway_operator: {
+    merchants: {
+      select: 'all',
+      insert: ['id', 'public_id', 'name', 'key_hash', 'webhook_secrets_kek_id', 'webhook_secret_sealed'],
+      update: ['key_hash', 'key_rotated_at', 'webhook_secrets_kek_id', 'webhook_secret_sealed', 'previous_webhook_secret_sealed', 'previous_secret_expires_at',
+        'rate_limit_writes_per_s', 'rate_limit_reads_per_s'],
+    },
+    operators: { select: 'all', insert: ['id', 'name', 'role', 'token_hash', 'created_by'], update: ['revoked_at', 'revoked_by', 'last_used_at'] },
+    audit_events: { select: 'all', insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'] },
+    'vault.token_cards': {
+      select: ['token', 'merchant_id', 'fingerprint', 'exp_year', 'exp_month', 'kek_id', 'wrapped_key', 'ciphertext'],
+      update: ['kek_id', 'wrapped_key', 'fingerprint'],
+    },
+    transactions: { select: 'all', update: ['charged_back_amount', 'updated_at'] },
+    transaction_operations: { select: ['id', 'created_at'] },
+    recipients: { select: 'all', insert: ['id', 'merchant_id', 'name'], update: ['status', 'approved_at'] },
+    fee_plans: { select: 'all', insert: ['merchant_id', 'kind', 'brand', 'band', 'rate_ppm', 'fixed'], update: ['rate_ppm', 'fixed', 'updated_at'] },
+    settlements: { select: 'all', insert: ['transaction_id', 'merchant_id', 'gross', 'fee', 'instalments', 'split', 'captured_on'], update: ['charged_back'] },
+    payables: { select: 'all', insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'] },
+    chargebacks: { select: 'all', insert: ['transaction_id', 'chargeback_id', 'amount'] },
+    sandbox_calls: { select: 'all' },
+    deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'] },
+  },
+};
+
+/** Tables only their owner (the migration runner) touches: TypeORM's record of applied migrations. */
+export const OWNER_ONLY_TABLES: readonly string[] = ['migrations'];
+
+/**
+ * Per-role bounds (issue 14, item 8), set with ALTER ROLE … IN DATABASE … SET, so they hold for
+ * every session of the role in this database; an operator changes one the same way (see
+ * docs/OPERATIONS.md "Database roles").
+ *
+ * The apps run small batched reads and writes: single-digit milliseconds alone, tens under load
+ * (the batchers put at most 500 rows in one statement). 5 s is two orders of magnitude above the
+ * slowest of them under load, so only a statement that is stuck (on a lock, a bad plan, a server
+ * in trouble) reaches it; the batcher behind it then fails its callers instead of stalling. Row
+ * locks are held for one statement or one short transaction (a claim, a settlement row): 2 s of
+ * waiting for one means its holder is stuck. A transaction left idle for 15 s (the outbox relay
+ * holds its batch's rows while Redis answers) is one whose process hung: ending it releases its
+ * locks for the others.
+ *
+ * The operator runs batch passes (vault key rotation, ledger:verify over the whole ledger, a
+ * re-keying pass): a statement may read the whole vault or ledger, hence 5 minutes. Its lock
+ * timeout stays short (5 s): a statement waiting on a lock makes every app statement that wants
+ * that lock queue behind it, so an operator pass gives way rather than stall the apps. Between
+ * its statements a batch does only in-process work (rewrapping a batch of keys): 1 minute idle
+ * in a transaction means the CLI hung.
+ */
+export interface RoleTimeouts {
+  statement_timeout: string;
+  lock_timeout: string;
+  idle_in_transaction_session_timeout: string;
+}
+const APP_TIMEOUTS: RoleTimeouts = { statement_timeout: '5s', lock_timeout: '2s', idle_in_transaction_session_timeout: '15s' };
+export const ROLE_TIMEOUTS: Readonly<Record<GatewayRole, RoleTimeouts>> = {
+  gateway_api: APP_TIMEOUTS,
+  gateway_tokenizer: APP_TIMEOUTS,
+  gateway_settlement: APP_TIMEOUTS,
+  gateway_notifier: APP_TIMEOUTS,
+  gateway_operator: { statement_timeout: '5min', lock_timeout: '5s', idle_in_transaction_session_timeout: '1min' },
+};
+
+/** The environment variable the migration runner reads a role's password from (when set). */
+export const ROLE_PASSWORD_VARIABLES: Readonly<Record<GatewayRole, string>> = {
+  gateway_api: 'DB_PASSWORD_API',
+  gateway_tokenizer: 'DB_PASSWORD_TOKENIZER',
+  gateway_settlement: 'DB_PASSWORD_SETTLEMENT',
+  gateway_notifier: 'DB_PASSWORD_NOTIFIER',
+  gateway_operator: 'DB_PASSWORD_OPERATOR',
+};
+
+export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** "vault.token_cards" → "vault"."token_cards"; "merchants" → "public"."merchants". */
+export function qualifiedTable(table: string): string {
+  const [schema, name] = table.includes('.') ? table.split('.', 2) : ['public', table];
+  return `${quoteIdent(schema)}.${quoteIdent(name)}`;
+}
+
+function columnList(columns: Columns): string {
+  return columns === 'all' ? '' : ` (${columns.map(quoteIdent).join(', ')})`;
+}
+
+const roleList = (): string => GATEWAY_ROLES.map(quoteIdent).join(', ');
+
+async function currentDatabase(q: Queryable): Promise<string> {
+  const rows: { db: string }[] = await q.query('SELECT current_database() AS db');
+  return rows[0].db;
+}
+
+/**
+ * Creates the roles that do not exist yet (LOGIN, nothing else). Safe to run from many databases
+ * at once: a role another migration created first (duplicate_object, or unique_violation when
+ * both inserted at the same moment) is taken as it is, once its attributes are checked.
+ */
+export async function createRoles(q: Queryable): Promise<void> {
+  for (const role of GATEWAY_ROLES) {
+    await q.query(`DO $$ BEGIN
+      CREATE ROLE ${quoteIdent(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+    END $$`);
+    // A role that existed before with more power than it needs is brought back to LOGIN only
+    // (only then: altering a shared role from concurrent migrations could collide).
+    const [r]: { ok: boolean }[] = await q.query(
+      `SELECT rolcanlogin AND NOT rolsuper AND NOT rolcreatedb AND NOT rolcreaterole AND NOT rolreplication AND NOT rolbypassrls AS ok FROM pg_roles WHERE rolname = $1`,
+      [role],
+    );
+    if (!r.ok) await q.query(`ALTER ROLE ${quoteIdent(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS`);
+  }
+}
+
+/** Takes every privilege of PUBLIC and of the gateway roles on this database's gateway tables and sequences. */
+async function revokeAll(q: Queryable, db: string): Promise<void> {
+  const schemas = GATEWAY_SCHEMAS.map(quoteIdent).join(', ');
+  await q.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${schemas} FROM PUBLIC, ${roleList()}`);
+  await q.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${schemas} FROM PUBLIC, ${roleList()}`);
+  await q.query(`REVOKE ALL ON SCHEMA vault FROM PUBLIC, ${roleList()}`);
+  await q.query(`REVOKE ALL ON SCHEMA public FROM ${roleList()}`);
+  await q.query(`REVOKE ALL ON DATABASE ${quoteIdent(db)} FROM ${roleList()}`);
+}
+
+/**
+ * Makes this database's grants exactly ROLE_GRANTS: everything is revoked from the roles and
+ * from PUBLIC on the gateway's tables, then the map is granted. A migration that adds a table
+ * or a column (and its line in the map) calls this again.
+ */
+export async function applyRoleGrants(q: Queryable): Promise<void> {
+  const db = await currentDatabase(q);
+  await revokeAll(q, db);
+  // Nobody but the owner creates objects in public (the default before Postgres 15 let anyone).
+  await q.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+  for (const role of GATEWAY_ROLES) {
+    const r = quoteIdent(role);
+    await q.query(`GRANT CONNECT ON DATABASE ${quoteIdent(db)} TO ${r}`);
+    await q.query(`GRANT USAGE ON SCHEMA public TO ${r}`);
+    const grants = ROLE_GRANTS[role];
+    if (Object.keys(grants).some((t) => t.startsWith('vault.'))) await q.query(`GRANT USAGE ON SCHEMA vault TO ${r}`);
+    for (const [table, p] of Object.entries(grants)) {
+      const t = qualifiedTable(table);
+      if (p.select) await q.query(`GRANT SELECT${columnList(p.select)} ON ${t} TO ${r}`);
+      if (p.insert) {
+        await q.query(`GRANT INSERT${columnList(p.insert)} ON ${t} TO ${r}`);
+        // The sequences behind the table's serial columns: an INSERT takes their next value.
+        const seqs: { seq: string }[] = await q.query(
+          `SELECT s.oid::regclass::text AS seq FROM pg_depend d JOIN pg_class s ON s.oid = d.objid
+           WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.refobjid = $1::regclass AND s.relkind = 'S'`,
+          [t],
+        );
+        for (const { seq } of seqs) await q.query(`GRANT USAGE ON SEQUENCE ${seq} TO ${r}`);
+      }
+      if (p.update) await q.query(`GRANT UPDATE${columnList(p.update)} ON ${t} TO ${r}`);
+      if (p.delete) await q.query(`GRANT DELETE ON ${t} TO ${r}`);
+    }
+  }
+}
+
+/** Sets ROLE_TIMEOUTS for this database (ALTER ROLE … IN DATABASE … SET). */
+export async function applyRoleTimeouts(q: Queryable): Promise<void> {
+  const db = quoteIdent(await currentDatabase(q));
+  for (const role of GATEWAY_ROLES) {
+    for (const [setting, value] of Object.entries(ROLE_TIMEOUTS[role])) {
+      await q.query(`ALTER ROLE ${quoteIdent(role)} IN DATABASE ${db} SET ${setting} = '${value.replace(/'/g, "''")}'`);
+    }
+  }
+}
+
+/**
+ * Undoes this database's part: every grant and the roles' settings here. A role is dropped only
+ * when no other database still holds anything of it (Postgres refuses the DROP then: that is the
+ * check, race-free); otherwise it stays, and the returned list says which stayed.
+ */
+export async function removeRoles(q: Queryable): Promise<GatewayRole[]> {
+  const db = await currentDatabase(q);
+  await revokeAll(q, db);
+  const kept: GatewayRole[] = [];
+  for (const role of GATEWAY_ROLES) {
+    await q.query(`ALTER ROLE ${quoteIdent(role)} IN DATABASE ${quoteIdent(db)} RESET ALL`);
+    await q.query(`DO $$ BEGIN
+        DROP ROLE IF EXISTS ${quoteIdent(role)};
+      EXCEPTION WHEN dependent_objects_still_exist OR object_in_use THEN
+        RAISE NOTICE 'role ${role} is still used by another database: left in place';
+      END $$`);
+    const [r]: { kept: boolean }[] = await q.query('SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS kept', [role]);
+    if (r.kept) kept.push(role);
+  }
+  return kept;
+}
+
+/**
+ * A SCRAM-SHA-256 verifier for `password` (RFC 5802/7677, as Postgres stores it): ALTER ROLE …
+ * PASSWORD with it never sends the password itself, so no server log or statement view shows it.
+ */
+export function scramVerifier(password: string, salt: Buffer = randomBytes(16), iterations = 4096): string {
+  const salted = pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256');
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+  const storedKey = createHash('sha256').update(clientKey).digest();
+  const serverKey = createHmac('sha256', salted).update('Server Key').digest();
+  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
+}
+
+/**
+ * Sets the password of each role whose variable (ROLE_PASSWORD_VARIABLES) is set, as a SCRAM
+ * verifier. Returns the roles it set (never the passwords).
+ */
+export async function setRolePasswords(q: Queryable, env: NodeJS.ProcessEnv = process.env): Promise<GatewayRole[]> {
+  const set: GatewayRole[] = [];
+  for (const role of GATEWAY_ROLES) {
+    const password = env[ROLE_PASSWORD_VARIABLES[role]];
+    if (!password) continue;
+    await q.query(`ALTER ROLE ${quoteIdent(role)} PASSWORD '${scramVerifier(password)}'`);
+    set.push(role);
+  }
+  return set;
+}
+
+/** Who a connection is, as far as least privilege goes. */
+export interface DatabaseIdentity {
+  user: string;
+  superuser: boolean;
+  /** It owns (or is a member of the owner of) a table of the gateway's schemas. */
+  ownsTables: boolean;
+}
+
+export async function databaseIdentity(q: Queryable): Promise<DatabaseIdentity> {
+  const [r]: { user: string; superuser: boolean; owns_tables: boolean }[] = await q.query(
+    `SELECT current_user AS user, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser,
+       EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = ANY($1::text[]) AND pg_has_role(tableowner, 'MEMBER')) AS owns_tables`,
+    [GATEWAY_SCHEMAS],
+  );
+  return { user: r.user, superuser: r.superuser, ownsTables: r.owns_tables };
+}
+
+/**
+ * What is wrong with running `app` as this identity, in a sentence naming `variable` and the role
+ * to use; undefined when it is a role of its own.
+ */
+export function identityProblem(id: DatabaseIdentity, app: RoleOwner, variable = 'DATABASE_URL'): string | undefined {
+  const what = id.superuser ? 'a superuser' : id.ownsTables ? "the owner of the gateway's tables" : undefined;
+  if (!what) return undefined;
+  return `${variable} connects as "${id.user}", ${what}: ${app} must connect as its own role ${APP_ROLES[app]} (see docs/OPERATIONS.md, "Database roles")`;
+}
