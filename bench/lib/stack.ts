@@ -72,7 +72,7 @@ export async function startBenchStack(): Promise<BenchStack> {
 
   const apps: BenchApp[] = [];
   let failed: string | undefined;
-  const spawnApp = async (a: { name: string; portVariable: 'HEALTH_PORT' | 'PORT' }, label: string, extra: NodeJS.ProcessEnv = {}): Promise<BenchApp> => {
+  const spawnApp = async (a: (typeof APPS)[number], label: string, extra: NodeJS.ProcessEnv = {}): Promise<BenchApp> => {
     const port = await freePort();
     // The apps write their logs straight into files: piping them through this process, which is
     // busy generating load, would back up the pipes and stall the apps' log writes.
