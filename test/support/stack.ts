@@ -86,8 +86,6 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
       env: {
         ...process.env,
         HOST: '127.0.0.1',
-        // Test listeners run on loopback; a suite about the SSRF guard passes 'false'.
-        ...(name === 'notifier' ? { NOTIFIER_ALLOW_LOOPBACK: 'true' } : {}),
         ...env,
         [name === 'api' ? 'PORT' : 'HEALTH_PORT']: String(port),
       },
