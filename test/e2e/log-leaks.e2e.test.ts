@@ -63,6 +63,10 @@ describe('logs that cannot leak', () => {
     const plain = await send('/v1/token/retrieve', envelope('retrieve-token', { token: 'a'.repeat(64) }), { 'x-request-id': 'order-7781-retry-2' });
     expect(plain.headers['x-request-id']).toBe('order-7781-retry-2');
     await stack.api.waitForLog('order-7781-retry-2');
+    // An answer refused before any handler ran names its id too.
+    const refused = await fetch(`${stack.baseUrl}/v1/token/retrieve`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-request-id': PLANTED_CARDS.requestId }, body: 'x' });
+    expect(refused.status).toBe(415);
+    expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('a tokenization whose insert fails in Postgres: a 503, and the tokenizer logs the SQLSTATE and constraint, none of the row', async () => {

@@ -32,6 +32,14 @@ async function bootstrap(): Promise<void> {
   // Every JSON body (the /admin ones too: registered before the dashboard plugin, which inherits
   // it) is checked before any handler sees it: UTF-8, depth, control characters... (issue 13).
   registerJsonBodyParser(fastify);
+  // The rest of the request runs inside its correlation id (the request id), so the jobs it sends
+  // carry it to the workers. A hook rather than a Nest interceptor, which would wrap every
+  // handler in an Observable and two AsyncResource bindings per request. First of the hooks, so
+  // every answer (a 415 too) names the id used: the caller's own when it was safe, else a new one.
+  fastify.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    runWithCorrelationId(req.id, done);
+  });
   // WIRE.md 1: only JSON is accepted. Checked before any parser runs, so a form or text body is a
   // 415 whatever parsers the framework registered.
   fastify.addHook('onRequest', (req, _reply, done) => {
@@ -40,14 +48,6 @@ async function bootstrap(): Promise<void> {
     } else {
       done();
     }
-  });
-  // The rest of the request runs inside its correlation id (the request id), so the jobs it sends
-  // carry it to the workers. A hook rather than a Nest interceptor, which would wrap every
-  // handler in an Observable and two AsyncResource bindings per request.
-  // The answer names the id used: the caller's own when it was safe, else the one given instead.
-  fastify.addHook('onRequest', (req, reply, done) => {
-    reply.header('x-request-id', req.id);
-    runWithCorrelationId(req.id, done);
   });
   fastify.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions?.url ?? 'unmatched';

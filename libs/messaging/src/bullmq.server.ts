@@ -7,7 +7,7 @@ import { jobsProcessed } from '@app/platform/metrics';
 import { BullMqContext } from './bullmq.context';
 import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
 import { redisOptionsFromUrl } from './redis-options';
-import { safeErrorText } from '@app/platform/safe-error';
+import { safeError, safeErrorText } from '@app/platform/safe-error';
 
 export interface BullMqServerOptions {
   connection: string;
@@ -88,7 +88,8 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
           return done;
         } catch (e) {
           jobsProcessed.inc({ pattern, outcome: 'retry' });
-          throw e;
+          // BullMQ keeps a failed job's reason and stack in Redis: only the safe form goes there.
+          throw Object.assign(new Error(safeErrorText(e)), { stack: safeError(e).stack });
         }
       }
       const reply = await this.answer(handler, job, context);
