@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { networkInterfaces } from 'node:os';
-import { BlockedAddressError, guardedLookup, ipv6Bytes, isForbidden, parseAllowList, whyForbidden } from './address-guard';
+import { BlockedAddressError, guardedLookup, ipv6Bytes, isForbidden, loopbackEntries, parseAllowList, whyForbidden } from './address-guard';
 
 describe('webhook address guard (DESIGN.md 3.8)', () => {
   const none = parseAllowList('');
@@ -120,5 +120,10 @@ describe('webhook address guard (DESIGN.md 3.8)', () => {
         expect(err).toBeInstanceOf(BlockedAddressError);
       }
     });
+  });
+
+  it('finds the allowlist entries that open loopback (a production notifier refuses them)', () => {
+    expect(loopbackEntries('10.0.0.0/8, 127.0.0.1/32,::1/128, 0.0.0.0/0, 127.5.0.0/16, fd00::/8')).toEqual(['127.0.0.1/32', '::1/128', '0.0.0.0/0', '127.5.0.0/16']);
+    expect(loopbackEntries('')).toEqual([]);
   });
 });

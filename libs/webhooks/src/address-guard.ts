@@ -47,6 +47,19 @@ export function parseAllowList(spec: string): BlockList {
   return list;
 }
 
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** The entries of an allowlist spec that open loopback (refused in production: see the notifier's config). */
+export function loopbackEntries(spec: string): string[] {
+  return spec.split(',').map((s) => s.trim()).filter(Boolean).filter((raw) => {
+    const [net] = raw.split('/');
+    const one = parseAllowList(raw);
+    return LOOPBACK.check(net, isIP(net) === 6 ? 'ipv6' : 'ipv4') || one.check('127.0.0.1', 'ipv4') || one.check('::1', 'ipv6');
+  });
+}
+
 /** The 16 bytes of an IPv6 address (dotted IPv4 tail and a zone id allowed), or undefined. */
 export function ipv6Bytes(address: string): number[] | undefined {
   let a = address.replace(/%.*$/, '');
