@@ -56,7 +56,9 @@ export async function startBenchStack(): Promise<BenchStack> {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     DATA_DIR: join(logsDir, 'data'),
     // The webhooks bench listens on loopback, which the notifier refuses unless allowed; harmless
-    // for the other apps, which do not read it.
+    // for the other apps, which do not read it. A production notifier refuses to open loopback,
+    // so the notifier alone runs as NODE_ENV=test (which, like production, requires every key: the
+    // apps' code treats the two alike otherwise).
     WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
     ...generateKeys(),
   };
@@ -74,7 +76,7 @@ export async function startBenchStack(): Promise<BenchStack> {
     const fd = openSync(join(logsDir, `${a.name}.log`), 'a');
     // BENCH_PROFILE_DIR: every app writes a V8 CPU profile there when it stops (profile before tuning).
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${a.name}.cpuprofile`] : [];
-    const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], { env: { ...env, [a.portVariable]: String(port) }, stdio: ['ignore', fd, fd] });
+    const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], { env: { ...env, ...(a.name === 'notifier' ? { NODE_ENV: 'test' } : {}), [a.portVariable]: String(port) }, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     const app: BenchApp = { name: a.name, port, proc, exited: once(proc, 'exit').then(() => undefined) };
     void app.exited.then(() => (failed ??= `${a.name} exited`));
