@@ -58,9 +58,15 @@ export function pathOf(url: string | undefined): string {
  * message, never parameters or driver details), card-shaped numbers in a message string are
  * censored, and the paths in REDACT_PATHS are censored in objects.
  */
+/** An `err` or `error` field: an object (an Error or anything thrown) in its safe form; a plain value as it is, scrubbed. */
+function errorField(v: unknown): unknown {
+  if (typeof v === 'object' && v !== null) return safeError(v);
+  return typeof v === 'string' ? scrubCardNumbers(v) : v;
+}
+
 export const SAFE_LOG_OPTIONS = {
   redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-  serializers: { err: safeError, error: safeError },
+  serializers: { err: errorField, error: errorField },
   hooks: {
     logMethod(this: pino.Logger, args: unknown[], method: pino.LogFn): void {
       // A bare Error first: pino would put it under `err` itself, and take its raw message as the line's.
@@ -68,7 +74,7 @@ export const SAFE_LOG_OPTIONS = {
       const first = args[0] as Record<string, unknown> | null;
       // An error and no message of its own: pino would use the error's raw message; use the clean one.
       const err = typeof first === 'object' && first !== null ? (first.err ?? first.error) : undefined;
-      if (err !== undefined && typeof args[1] !== 'string') args.splice(1, 0, safeError(err).message);
+      if (typeof err === 'object' && err !== null && typeof args[1] !== 'string') args.splice(1, 0, safeError(err).message);
       for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = scrubCardNumbers(args[i] as string);
       method.apply(this, args as Parameters<pino.LogFn>);
     },
