@@ -59,7 +59,9 @@ export async function startBenchStack(): Promise<BenchStack> {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     DATA_DIR: join(logsDir, 'data'),
     // The webhooks bench listens on loopback, which the notifier refuses unless allowed; harmless
-    // for the other apps, which do not read it.
+    // for the other apps, which do not read it. A production notifier refuses to open loopback,
+    // so the notifier alone runs as NODE_ENV=test (which, like production, requires every key: the
+    // apps' code treats the two alike otherwise).
     WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
     ...generateKeys(),
   };
@@ -81,7 +83,9 @@ export async function startBenchStack(): Promise<BenchStack> {
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${label}.cpuprofile`] : [];
     const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], {
       // Each app as its own database role, with its bounded statements: what production runs.
-      env: { ...env, ...extra, DATABASE_URL: roleUrl(databaseUrl, a.name, env), [a.portVariable]: String(port) },
+      // The notifier runs as NODE_ENV=test: the bench's listener is on loopback, which a production
+      // notifier refuses to allow.
+      env: { ...env, ...extra, ...(a.name === 'notifier' ? { NODE_ENV: 'test' } : {}), DATABASE_URL: roleUrl(databaseUrl, a.name, env), [a.portVariable]: String(port) },
       stdio: ['ignore', fd, fd],
     });
     closeSync(fd);

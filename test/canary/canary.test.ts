@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
-import { allCanaryNumbers, CANARY_CODES } from '../fixtures/cards';
+import { allCanaryNumbers, allCanaryTexts, CANARY_CODES } from '../fixtures/cards';
 
 /**
  * DESIGN.md security invariant 1, checked after every other suite ran (the sequencer runs this
@@ -15,8 +15,13 @@ const numbers = allCanaryNumbers();
 // A security code is short: look for it only as a standalone value, not inside hex or base64.
 const codePatterns = CANARY_CODES.map((c) => new RegExp(`(?<![0-9A-Za-z+/=_-])${c}(?![0-9A-Za-z+/=_-])`));
 
+// Cardholder and billing text the log-leak suite planted in a failing insert (case-insensitive).
+const texts = allCanaryTexts().map((t) => t.toLowerCase());
+
 function leaks(haystack: string): string[] {
   const found = numbers.filter((n) => haystack.includes(n)).map((n) => `card number ${n.slice(0, 6)}…`);
+  const lower = texts.length ? haystack.toLowerCase() : '';
+  for (const t of texts) if (lower.includes(t)) found.push(`planted text "${t.slice(0, 12)}…"`);
   for (const [i, re] of codePatterns.entries()) if (re.test(haystack)) found.push(`security code ${CANARY_CODES[i]}`);
   return found;
 }

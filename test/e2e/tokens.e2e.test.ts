@@ -218,7 +218,8 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
     });
 
     it('carries the request id into the tokenizer log as the correlation id', async () => {
-      const requestId = `corr-${Date.now()}`;
+      // Base 36: a request id with 12 or more digits in a row is replaced (it could hold a card number).
+      const requestId = `corr-${Date.now().toString(36)}`;
       const res = await post(stack.baseUrl, '/v1/token/add', envelope(shop, 'tokencard', card()), { 'x-request-id': requestId });
       expect(res.status).toBe(200);
       // The tokenizer logs each job at debug level (the suite boots it with LOG_LEVEL=debug).

@@ -88,8 +88,6 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
       env: {
         ...process.env,
         HOST: '127.0.0.1',
-        // Test listeners run on loopback; a suite about the SSRF guard passes 'false'.
-        ...(name === 'notifier' ? { NOTIFIER_ALLOW_LOOPBACK: 'true' } : {}),
         ...env,
         // Each app as its own role (roles.ts), as in production: a statement outside its grants fails the suite.
         ...(opts.databaseUser === 'owner' ? {} : { DATABASE_URL: roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, name, { ...process.env, ...env }) }),

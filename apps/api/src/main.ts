@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
-import { drainOnSignals, httpRequests, requestIdOf, runWithCorrelationId } from '@app/platform';
+import { drainOnSignals, exitOnBootFailure, httpRequests, requestIdOf, runWithCorrelationId } from '@app/platform';
 import { loadApiConfig } from './config/api.config';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { AppModule } from './app.module';
@@ -32,6 +32,14 @@ async function bootstrap(): Promise<void> {
   // Every JSON body (the /admin ones too: registered before the dashboard plugin, which inherits
   // it) is checked before any handler sees it: UTF-8, depth, control characters... (issue 13).
   registerJsonBodyParser(fastify);
+  // The rest of the request runs inside its correlation id (the request id), so the jobs it sends
+  // carry it to the workers. A hook rather than a Nest interceptor, which would wrap every
+  // handler in an Observable and two AsyncResource bindings per request. First of the hooks, so
+  // every answer (a 415 too) names the id used: the caller's own when it was safe, else a new one.
+  fastify.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    runWithCorrelationId(req.id, done);
+  });
   // WIRE.md 1: only JSON is accepted. Checked before any parser runs, so a form or text body is a
   // 415 whatever parsers the framework registered.
   fastify.addHook('onRequest', (req, _reply, done) => {
@@ -41,10 +49,6 @@ async function bootstrap(): Promise<void> {
       done();
     }
   });
-  // The rest of the request runs inside its correlation id (the request id), so the jobs it sends
-  // carry it to the workers. A hook rather than a Nest interceptor, which would wrap every
-  // handler in an Observable and two AsyncResource bindings per request.
-  fastify.addHook('onRequest', (req, _reply, done) => runWithCorrelationId(req.id, done));
   fastify.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions?.url ?? 'unmatched';
     httpRequests.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
@@ -65,7 +69,4 @@ async function bootstrap(): Promise<void> {
   app.get(Logger).log(`api listening on http://${config.host}:${config.port}`);
 }
 
-void bootstrap().catch((e) => {
-  process.stderr.write(`api failed to start: ${(e as Error).message}\n`);
-  process.exit(1);
-});
+void bootstrap().catch(exitOnBootFailure('api'));

@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { CommandFactory } from 'nest-commander';
+import { safeError } from '@app/platform/safe-error';
 import { CliModule } from './cli.module';
 
 /** `npm run cli -- <command>`: JSON on stdout, progress and errors on stderr, exit 1 on failure. */
 async function main(): Promise<void> {
   const fail = (e: Error) => {
-    process.stderr.write(JSON.stringify({ error: e.message }) + '\n');
+    process.stderr.write(JSON.stringify({ error: safeError(e).message }) + '\n');
     process.exit(1);
   };
   const app = await CommandFactory.runWithoutClosing(CliModule, { logger: false, errorHandler: fail, serviceErrorHandler: fail, cliName: 'gateway' });
@@ -13,6 +14,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  process.stderr.write(JSON.stringify({ error: (e as Error).message }) + '\n');
+  process.stderr.write(JSON.stringify({ error: safeError(e).message }) + '\n');
   process.exit(1);
 });

@@ -7,6 +7,7 @@ import { jobsProcessed } from '@app/platform/metrics';
 import { BullMqContext } from './bullmq.context';
 import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
 import { redisOptionsFromUrl } from './redis-options';
+import { safeError, safeErrorText } from '@app/platform/safe-error';
 
 export interface BullMqServerOptions {
   connection: string;
@@ -50,7 +51,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
           stalledInterval: 15_000,
           maxStalledCount: 2,
         });
-        worker.on('error', (e) => this.logger.error(`worker ${pattern}: ${e.message}`));
+        worker.on('error', (e) => this.logger.error(`worker ${pattern}: ${safeErrorText(e)}`));
         this.workers.push(worker);
       }
       await Promise.all(this.workers.map((w) => w.waitUntilReady()));
@@ -87,7 +88,8 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
           return done;
         } catch (e) {
           jobsProcessed.inc({ pattern, outcome: 'retry' });
-          throw e;
+          // BullMQ keeps a failed job's reason and stack in Redis: only the safe form goes there.
+          throw Object.assign(new Error(safeErrorText(e)), { stack: safeError(e).stack });
         }
       }
       const reply = await this.answer(handler, job, context);

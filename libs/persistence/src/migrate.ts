@@ -1,3 +1,4 @@
+import { safeErrorText } from '@app/platform/safe-error';
 import dataSource from './data-source';
 import { setRolePasswords } from './roles';
 
@@ -16,6 +17,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  process.stderr.write(`migration failed: ${(e as Error).message}\n`);
+  process.stderr.write(`migration failed: ${safeErrorText(e)}\n`);
   process.exit(1);
 });

@@ -1,6 +1,7 @@
 export * from './correlation';
 export * from './env';
 export * from './logging';
+export * from './safe-error';
 export * from './ops.module';
 export * from './metrics';
 export * from './worker-bootstrap';

@@ -4,6 +4,7 @@ import { LoggerModule } from 'nestjs-pino';
 import pino from 'pino';
 import type { DynamicModule } from '@nestjs/common';
 import { currentCorrelationId } from './correlation';
+import { guardProcessErrors, safeError, scrubCardNumbers } from './safe-error';
 
 const CARD_FIELDS = ['cardNumber', 'cardSecurityCode', 'cardExpirationDate', 'cardHolder', 'pan', 'securityCode', 'sealedCard', 'merchantKey'];
 
@@ -20,29 +21,84 @@ export const REDACT_PATHS = [
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const ID_SHAPE = /[A-Za-z._-]/;
+const LONG_DIGITS = /\d{12}/;
 
-/** A caller's x-request-id is kept only when it is short and plain, so it can't forge log lines. */
-export function requestIdOf(req: IncomingMessage): string {
-  const h = req.headers['x-request-id'];
-  return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID();
+/**
+ * A caller's x-request-id is kept only when it is safe to log and to echo: at most 64 of
+ * `A-Z a-z 0-9 . _ -`, at least one letter or separator, and no run of 12 or more digits (so no
+ * card number, grouped or not, can ride in it). Anything else is replaced by a fresh UUID.
+ */
+export function isSafeRequestId(id: string): boolean {
+  return REQUEST_ID.test(id) && ID_SHAPE.test(id) && !LONG_DIGITS.test(id.replace(/[._-]/g, ''));
 }
 
+const CHOSEN = Symbol('requestId');
+
+/**
+ * The request's id: the caller's x-request-id when it is safe, else a new one. Memoized on the
+ * request, so Fastify, the HTTP log line and the answer's x-request-id header all show one id.
+ */
+export function requestIdOf(req: IncomingMessage): string {
+  const memo = req as IncomingMessage & { [CHOSEN]?: string };
+  if (memo[CHOSEN]) return memo[CHOSEN];
+  const h = req.headers['x-request-id'];
+  return (memo[CHOSEN] = typeof h === 'string' && isSafeRequestId(h) ? h : randomUUID());
+}
+
+/** The path of a request URL: the query string can carry anything a caller typed, and is never logged. */
+export function pathOf(url: string | undefined): string {
+  if (!url) return '';
+  const q = url.search(/[?#]/);
+  return scrubCardNumbers(q < 0 ? url : url.slice(0, q));
+}
+
+/**
+ * The pino options every app logs with: errors go through `safeError` (code and scrubbed
+ * message, never parameters or driver details), card-shaped numbers in a message string are
+ * censored, and the paths in REDACT_PATHS are censored in objects.
+ */
+/** An `err` or `error` field: an object (an Error or anything thrown) in its safe form; a plain value as it is, scrubbed. */
+function errorField(v: unknown): unknown {
+  if (typeof v === 'object' && v !== null) return safeError(v);
+  return typeof v === 'string' ? scrubCardNumbers(v) : v;
+}
+
+export const SAFE_LOG_OPTIONS = {
+  redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+  serializers: { err: errorField, error: errorField },
+  hooks: {
+    logMethod(this: pino.Logger, args: unknown[], method: pino.LogFn): void {
+      // A bare Error first: pino would put it under `err` itself, and take its raw message as the line's.
+      if (args[0] instanceof Error) args[0] = { err: args[0] };
+      const first = args[0] as Record<string, unknown> | null;
+      // An error and no message of its own: pino would use the error's raw message; use the clean one.
+      const err = typeof first === 'object' && first !== null ? (first.err ?? first.error) : undefined;
+      if (typeof err === 'object' && err !== null && typeof args[1] !== 'string') args.splice(1, 0, safeError(err).message);
+      for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = scrubCardNumbers(args[i] as string);
+      method.apply(this, args as Parameters<pino.LogFn>);
+    },
+  },
+} satisfies pino.LoggerOptions;
+
 export function loggingModule(app: string, level: string): DynamicModule {
+  guardProcessErrors(app);
   return LoggerModule.forRoot({
     pinoHttp: [
       {
         level,
         name: app,
-        redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+        ...SAFE_LOG_OPTIONS,
         genReqId: (req) => requestIdOf(req),
         // Ties worker log lines to the request that caused them.
         mixin: () => {
           const correlationId = currentCorrelationId();
           return correlationId ? { correlationId } : {};
         },
-        autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
+        autoLogging: { ignore: (req) => pathOf(req.url) === '/health' || pathOf(req.url) === '/metrics' },
         serializers: {
-          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          ...SAFE_LOG_OPTIONS.serializers,
+          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: pathOf(req.url) }),
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },
       },

@@ -1,4 +1,5 @@
 import type { INestApplication, LoggerService } from '@nestjs/common';
+import { safeErrorText } from './safe-error';
 
 /**
  * Graceful stop on SIGTERM/SIGINT. Nest's own shutdown hooks close the database before the
@@ -18,7 +19,7 @@ export function drainOnSignals(app: INestApplication, logger: LoggerService, dra
       logger.log('stopped cleanly');
       process.exit(0);
     } catch (e) {
-      logger.error(`unclean stop: ${(e as Error).message}`);
+      logger.error(`unclean stop: ${safeErrorText(e)}`);
       process.exit(1);
     }
   };

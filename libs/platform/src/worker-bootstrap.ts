@@ -3,6 +3,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { Logger } from 'nestjs-pino';
 import { BullMqServer } from '@app/messaging';
 import type { BaseConfig } from './env';
+import { safeErrorText } from './safe-error';
 import { drainOnSignals } from './shutdown';
 
 export interface WorkerBoot {
@@ -41,7 +42,7 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
 
 export function exitOnBootFailure(app: string) {
   return (e: unknown): never => {
-    process.stderr.write(`${app} failed to start: ${(e as Error).message}\n`);
+    process.stderr.write(`${app} failed to start: ${safeErrorText(e)}\n`);
     process.exit(1);
   };
 }

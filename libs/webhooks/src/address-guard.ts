@@ -1,15 +1,33 @@
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 
-/** Targets a webhook may not reach unless allowed: private, loopback, link-local and the like. */
-const FORBIDDEN = new BlockList();
+/** IPv4 targets a webhook may not reach unless allowed: private, loopback, link-local and the like. */
+const FORBIDDEN_V4 = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) FORBIDDEN.addSubnet(net, bits, 'ipv4');
-// Also the IPv4-compatible (::a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d) forms, which carry
-// an IPv4 address the checks above would otherwise not see.
-for (const [net, bits] of [['::', 96], ['::1', 128], ['::ffff:0:0:0', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) FORBIDDEN.addSubnet(net, bits, 'ipv6');
+] as const) FORBIDDEN_V4.addSubnet(net, bits, 'ipv4');
+/**
+ * IPv6 ranges refused as such: unique-local, link-local, multicast, NAT64's local-use prefix
+ * (RFC 8215: its gateway is ours to choose, so where it leads is unknown), 6to4 (2002::/16) and
+ * Teredo (2001::/32), whose relays carry the packet to an IPv4 address that may be private. The
+ * forms that embed one IPv4 address (mapped, compatible, translated, NAT64 64:ff9b::/96) are
+ * judged by that address instead (see embeddedV4).
+ */
+const FORBIDDEN_V6: ReadonlyArray<readonly [string, number, string]> = [
+  ['fc00::', 7, 'a unique-local address'],
+  ['fe80::', 10, 'a link-local address'],
+  ['ff00::', 8, 'a multicast address'],
+  ['64:ff9b:1::', 48, 'a local-use NAT64 address'],
+  ['2002::', 16, 'a 6to4 address (it reaches an IPv4 host through a relay)'],
+  ['2001::', 32, 'a Teredo address (it reaches an IPv4 host through a relay)'],
+];
+const FORBIDDEN_V6_LIST = FORBIDDEN_V6.map(([net, bits, why]) => {
+  const list = new BlockList();
+  list.addSubnet(net, bits, 'ipv6');
+  return { list, why };
+});
 
 export class BlockedAddressError extends Error {
   override name = 'BlockedAddressError';
@@ -29,28 +47,116 @@ export function parseAllowList(spec: string): BlockList {
   return list;
 }
 
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** The entries of an allowlist spec that open loopback (refused in production: see the notifier's config). */
+export function loopbackEntries(spec: string): string[] {
+  return spec.split(',').map((s) => s.trim()).filter(Boolean).filter((raw) => {
+    const [net] = raw.split('/');
+    const one = parseAllowList(raw);
+    return LOOPBACK.check(net, isIP(net) === 6 ? 'ipv6' : 'ipv4') || one.check('127.0.0.1', 'ipv4') || one.check('::1', 'ipv6');
+  });
+}
+
+/** The 16 bytes of an IPv6 address (dotted IPv4 tail and a zone id allowed), or undefined. */
+export function ipv6Bytes(address: string): number[] | undefined {
+  let a = address.replace(/%.*$/, '');
+  if (isIP(a) !== 6) return undefined;
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(a);
+  if (v4) {
+    const [b0, b1, b2, b3] = v4.slice(1).map(Number);
+    a = `${a.slice(0, v4.index)}${((b0 << 8) | b1).toString(16)}:${((b2 << 8) | b3).toString(16)}`;
+  }
+  const [head, tail] = a.includes('::') ? a.split('::') : [a, undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = [...left, ...Array(tail === undefined ? 0 : 8 - left.length - right.length).fill('0'), ...right].map((g) => parseInt(g, 16));
+  return groups.flatMap((g) => [g >> 8, g & 0xff]);
+}
+
+const hex = (bytes: number[]) => bytes.map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/**
+ * The IPv4 address an IPv6 address stands for, when it is one of the forms that carry exactly
+ * one: IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d,
+ * and NAT64 64:ff9b::a.b.c.d (the gateway connects to that IPv4 address).
+ */
+function embeddedV4(bytes: number[]): string | undefined {
+  const prefix = hex(bytes.slice(0, 12));
+  if (prefix === '00000000000000000000ffff' || prefix === '000000000000000000000000' || prefix === '0000000000000000ffff0000' || prefix === '0064ff9b0000000000000000') {
+    return bytes.slice(12).join('.');
+  }
+  return undefined;
+}
+
+/** The host's own addresses, every interface (not only loopback): re-read at most once a second. */
+const LOCAL_TTL_MS = 1_000;
+let local: { at: number; addresses: Set<string> } = { at: -Infinity, addresses: new Set() };
+
+function canonical(address: string): string {
+  const bytes = ipv6Bytes(address);
+  return bytes ? hex(bytes) : address;
+}
+
+export function localAddresses(now = Date.now()): ReadonlySet<string> {
+  if (now - local.at >= LOCAL_TTL_MS) {
+    const addresses = new Set<string>();
+    for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) addresses.add(canonical(i.address));
+    local = { at: now, addresses };
+  }
+  return local.addresses;
+}
+
+/**
+ * Why a webhook may not reach `address`, or undefined when it may. An address listed in
+ * `WEBHOOK_ALLOW_NETWORKS` is always allowed; an IPv6 form that carries an IPv4 address is judged
+ * by that IPv4 address (and the allowlist's IPv4 entries apply to it).
+ */
+export function whyForbidden(address: string, allow: BlockList): string | undefined {
+  const family = isIP(address.replace(/%.*$/, ''));
+  if (family === 4) {
+    if (allow.check(address, 'ipv4')) return undefined;
+    if (FORBIDDEN_V4.check(address, 'ipv4')) return 'a private, loopback, link-local or reserved address';
+    if (localAddresses().has(address)) return "one of the notifier host's own addresses";
+    return undefined;
+  }
+  const bytes = ipv6Bytes(address);
+  if (!bytes) return 'not an IP address';
+  const plain = address.replace(/%.*$/, '');
+  if (allow.check(plain, 'ipv6')) return undefined;
+  const v4 = embeddedV4(bytes);
+  if (v4) return whyForbidden(v4, allow);
+  for (const { list, why } of FORBIDDEN_V6_LIST) if (list.check(plain, 'ipv6')) return why;
+  if (localAddresses().has(hex(bytes))) return "one of the notifier host's own addresses";
+  return undefined;
+}
+
 export function isForbidden(address: string, allow: BlockList): boolean {
-  const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-  // An IPv4-mapped IPv6 address (::ffff:10.0.0.1) is judged as the IPv4 address it carries.
-  const mapped = family === 'ipv6' && /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return isForbidden(mapped[1], allow);
-  return FORBIDDEN.check(address, family) && !allow.check(address, family);
+  return whyForbidden(address, allow) !== undefined;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type Resolver = (hostname: string, options: { all: true }, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 
 /**
  * A `lookup` for http(s).request that refuses forbidden addresses. It runs when the socket
- * connects, on the very address it connects to, so a name that resolves to a public address when
- * validated and to a private one later (DNS rebinding) is still refused.
+ * connects, and the socket connects to the addresses it returns, so the connection is pinned to
+ * what was checked: a name that resolves to a public address when validated and to a private one
+ * later (DNS rebinding) is still refused, and an answer that mixes public and forbidden addresses
+ * is refused whole (a client falling back to the next address must not reach the forbidden one).
  */
-export function guardedLookup(allow: BlockList) {
+export function guardedLookup(allow: BlockList, resolve: Resolver = dnsLookup as unknown as Resolver) {
   return (hostname: string, options: object, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
-      const list = addresses as LookupAddress[];
-      const bad = list.find((a) => isForbidden(a.address, allow));
-      if (bad) return callback(new BlockedAddressError(`${hostname} resolves to ${bad.address}, a private, loopback or link-local address`), []);
+      const list = addresses;
+      if (list.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      for (const a of list) {
+        const why = whyForbidden(a.address, allow);
+        if (why) return callback(new BlockedAddressError(`${hostname} resolves to ${a.address}, ${why}`), []);
+      }
       if ((options as { all?: boolean }).all) return callback(null, list);
       callback(null, list[0].address, list[0].family);
     });

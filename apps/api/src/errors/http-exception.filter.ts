@@ -9,7 +9,7 @@ import { fromDomainError, internal, unavailable, wireError, WireError } from './
 
 /**
  * The only place that turns failures into HTTP. Anything unexpected becomes a plain 500 whose
- * body says nothing about the cause (the log has it, redacted); a dependency that is down is a
+ * body says nothing about the cause (the log has its type, code and scrubbed message: the loggers' `err` serializer is safeError); a dependency that is down is a
  * 503, never a 500.
  */
 @Catch()
@@ -33,12 +33,12 @@ export class HttpExceptionFilter implements ExceptionFilter {
     if (e instanceof RemoteError) return fromDomainError(DomainError.fromPayload(e.payload as DomainErrorPayload));
     if (e instanceof ReplyTimeoutError) return unavailable('The card vault did not answer in time; retry later.');
     if (e instanceof TransportUnavailableError || isConnectionError(e)) {
-      this.logger.warn({ err: describe(e) }, 'dependency unavailable');
+      this.logger.warn({ err: e }, 'dependency unavailable');
       return unavailable();
     }
     if (e instanceof HttpException) return fromFrameworkError(e.getStatus());
     // 42501: the app's database role lacks a grant (libs/persistence/src/roles.ts), a deployment error to say plainly.
-    this.logger.error({ err: describe(e) }, (e as { code?: string })?.code === '42501' ? "refused by the database: this app's role lacks a grant" : 'unhandled error');
+    this.logger.error({ err: e }, (e as { code?: string })?.code === '42501' ? "refused by the database: this app's role lacks a grant" : 'unhandled error');
     return internal();
   }
 }
@@ -77,9 +77,4 @@ function isConnectionError(e: unknown): boolean {
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '08006', '08001', '08003'].includes(code) ||
     /Connection terminated|timeout exceeded when trying to connect|Connection is closed|Stream isn't writeable|MaxRetriesPerRequest/i.test(message)
   );
-}
-
-/** Only the error's class, code and message: never a request body, which may hold card data. */
-function describe(e: unknown): Record<string, unknown> {
-  return { type: (e as Error)?.name, code: (e as { code?: string })?.code, message: (e as Error)?.message };
 }

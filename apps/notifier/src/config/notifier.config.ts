@@ -1,7 +1,7 @@
 import type { BlockList } from 'node:net';
 import { BaseConfig, EnvReader, readBaseConfig, readKeyring } from '@app/platform';
 import type { Keyring } from '@app/vault';
-import { parseAllowList } from '@app/webhooks';
+import { loopbackEntries, parseAllowList } from '@app/webhooks';
 
 export class NotifierConfig {
   base: BaseConfig;
@@ -44,6 +44,14 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
     sweepGraceS: r.int('WEBHOOK_SWEEP_GRACE_S', 300, 1, 86_400),
     secrets: readKeyring(r, base, 'SECRETS_KEKS'),
   };
+  // Loopback is for tests and local development: a production notifier never delivers to itself.
+  let loopback: string[] = [];
+  try {
+    loopback = loopbackEntries(r.optional('WEBHOOK_ALLOW_NETWORKS') ?? '');
+  } catch {
+    // A malformed entry is already reported by the parse above.
+  }
+  if (cfg.base.nodeEnv === 'production' && loopback.length > 0) r.problem(`WEBHOOK_ALLOW_NETWORKS may not open loopback in production (${loopback.join(', ')})`);
   r.done('notifier');
   return cfg;
 }

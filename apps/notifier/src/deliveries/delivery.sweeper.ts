@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { DeliveriesRepository, OverdueCursor } from '@app/persistence';
-import { PeriodicPass } from '@app/platform';
+import { PeriodicPass, safeErrorText } from '@app/platform';
 import { enqueueDelivery, MAX_ATTEMPTS } from '@app/webhooks';
 import { NotifierConfig } from '../config/notifier.config';
 
@@ -65,7 +65,7 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
         this.logger.warn({ deliveryId: d.id, attempts: d.attempts }, 'delivery without a job: queued again');
       }
     } catch (e) {
-      this.logger.warn(`delivery sweep failed: ${(e as Error).message}`);
+      this.logger.warn(`delivery sweep failed: ${safeErrorText(e)}`);
     }
     return moved;
   }

@@ -7,6 +7,7 @@ import { NotifierConfig } from '../config/notifier.config';
 import { attemptDuration, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
 import { HostSlots, Release } from './host-slots';
 import { SendResult, WebhookSender } from './webhook-sender';
+import { safeErrorText } from '@app/platform';
 
 /** A failed attempt that should be retried after `delayMs` (the schedule, or the listener's Retry-After). */
 class RetryLater extends Error {
@@ -64,12 +65,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
           type === WEBHOOK_BACKOFF && err instanceof RetryLater ? err.delayMs : retryDelayMs(attemptsMade + (job?.data.offset ?? 0), this.config.scheduleScale),
       },
     });
-    this.worker.on('error', (e) => this.logger.warn(`delivery worker: ${e.message}`));
+    this.worker.on('error', (e) => this.logger.warn(`delivery worker: ${safeErrorText(e)}`));
     // A last run that failed for another reason than the listener (Postgres down, no merchant):
     // the delivery must not stay pending/sending forever; failed, it is visible and replayable.
     this.worker.on('failed', (job, err) => {
       if (!job || err instanceof UnrecoverableError || job.attemptsMade < (job.opts.attempts ?? MAX_ATTEMPTS)) return;
-      this.deliveries.markFailedIfOpen(job.data.deliveryId, err.message).catch((e) => this.logger.warn(`delivery ${job.data.deliveryId}: ${(e as Error).message}`));
+      this.deliveries.markFailedIfOpen(job.data.deliveryId, err.message).catch((e) => this.logger.warn(`delivery ${job.data.deliveryId}: ${safeErrorText(e)}`));
     });
   }
 

@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { BlockList } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { AttemptErrorClass, WebhookSecrets } from '@app/persistence';
-import { BlockedAddressError, guardedLookup, isForbidden, parseRetryAfter } from '@app/webhooks';
+import { BlockedAddressError, guardedLookup, parseRetryAfter, whyForbidden } from '@app/webhooks';
 import { isIP } from 'node:net';
 
 const MAX_RESPONSE_BYTES = 1024;
@@ -39,7 +39,8 @@ export class WebhookSender {
     const target = new URL(url);
     const host = target.hostname.replace(/^\[|\]$/g, '');
     // An IP literal never goes through lookup: judge it here.
-    if (isIP(host) && isForbidden(host, this.allow)) return Promise.resolve({ durationMs: elapsed(), errorClass: 'ssrf_blocked', responseBody: `${host} is a private, loopback or link-local address` });
+    const why = isIP(host) ? whyForbidden(host, this.allow) : undefined;
+    if (why) return Promise.resolve({ durationMs: elapsed(), errorClass: 'ssrf_blocked', responseBody: `${host} is ${why}` });
 
     const timestamp = new Date();
     // During a secret rotation's grace period the old secret signs too (space-separated list).

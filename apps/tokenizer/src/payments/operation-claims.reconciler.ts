@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { OperationsRepository } from '@app/persistence';
-import { PeriodicPass } from '@app/platform';
+import { PeriodicPass, safeErrorText } from '@app/platform';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { PaymentsService } from './payments.service';
 
@@ -45,11 +45,11 @@ export class OperationClaimsReconciler implements OnApplicationBootstrap, OnAppl
           this.logger.warn({ transactionId: op.transaction_id.toUpperCase(), operation: op.kind, amount: Number(op.amount), status: view?.status }, 'claim left by a stopped worker: settled with the acquirer');
         } catch (e) {
           // One the acquirer cannot answer now stays for the next pass; the others go on.
-          this.logger.warn(`claim ${op.id}: ${(e as Error).message}`);
+          this.logger.warn(`claim ${op.id}: ${safeErrorText(e)}`);
         }
       }
     } catch (e) {
-      this.logger.warn(`claims pass failed: ${(e as Error).message}`);
+      this.logger.warn(`claims pass failed: ${safeErrorText(e)}`);
     }
     return settled;
   }

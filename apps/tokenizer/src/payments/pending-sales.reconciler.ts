@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Queue } from 'bullmq';
 import type IORedis from 'ioredis';
 import { TransactionsRepository } from '@app/persistence';
-import { PeriodicPass } from '@app/platform';
+import { PeriodicPass, safeErrorText } from '@app/platform';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { PaymentsService } from './payments.service';
 
@@ -58,12 +58,12 @@ export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplica
           this.logger.warn({ transactionId: view.id, status: view.status, errorCode: view.errorCode }, 'pending sale without an authorization job: abandoned');
         } catch (e) {
           // One sale the acquirer or a dependency refused does not hold up the others.
-          this.logger.warn(`pending sale ${stale.id}: ${(e as Error).message}`);
+          this.logger.warn(`pending sale ${stale.id}: ${safeErrorText(e)}`);
         }
       }
     } catch (e) {
       // Postgres down: the next pass tries again.
-      this.logger.warn(`pending sales pass failed: ${(e as Error).message}`);
+      this.logger.warn(`pending sales pass failed: ${safeErrorText(e)}`);
     }
     return abandoned;
   }

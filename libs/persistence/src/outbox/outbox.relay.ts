@@ -1,5 +1,6 @@
 import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { safeErrorText } from '@app/platform/safe-error';
 
 export type Publish = (event: string, id: string, payload: unknown) => Promise<unknown>;
 
@@ -89,7 +90,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     try {
       while (!this.stopped && (await this.relayBatch()) === this.opts.batchSize);
     } catch (e) {
-      this.logger.warn(`outbox relay paused: ${(e as Error).message}`);
+      this.logger.warn(`outbox relay paused: ${safeErrorText(e)}`);
     }
   }
 }
