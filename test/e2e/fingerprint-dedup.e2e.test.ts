@@ -13,6 +13,14 @@ jest.setTimeout(60_000);
 describe('dedup across fingerprint kids', () => {
   let db: DataSource;
   let repo: TokenCardsRepository;
+  // The rows here hold no real record: they go when the suite ends, so that no later suite's pass
+  // or rotation meets them.
+  const merchants: string[] = [];
+  const newMerchant = () => {
+    const id = randomUUID();
+    merchants.push(id);
+    return id;
+  };
   const fp = (kid: string) => `${kid}.${randomBytes(32).toString('base64url')}`;
   const card = (merchantId: string, fingerprint: string, knownFingerprints: string[]): NewTokenCard => ({
     token: randomBytes(32).toString('hex'),
@@ -37,10 +45,13 @@ describe('dedup across fingerprint kids', () => {
     repo = new TokenCardsRepository(db);
   });
 
-  afterAll(() => db?.destroy());
+  afterAll(async () => {
+    await db?.query(`DELETE FROM vault.token_cards WHERE merchant_id = ANY($1::uuid[])`, [merchants]);
+    await db?.destroy();
+  });
 
   it('finds the card while a pass holds it moved but uncommitted, and after it commits, without a second row', async () => {
-    const merchant = randomUUID();
+    const merchant = newMerchant();
     const [oldFp, newFp] = [fp('fa'), fp('fb')];
     const stored = await repo.insertOrFindDuplicate(card(merchant, oldFp, [oldFp]));
 
@@ -68,7 +79,7 @@ describe('dedup across fingerprint kids', () => {
   });
 
   it('gives every concurrent add of a new card the same token, under the active kid', async () => {
-    const merchant = randomUUID();
+    const merchant = newMerchant();
     const [active, old] = [fp('fb'), fp('fa')];
     const results = await Promise.all(Array.from({ length: 20 }, () => repo.insertOrFindDuplicate(card(merchant, active, [active, old]))));
     expect(new Set(results.map((r) => r.token)).size).toBe(1);
@@ -76,7 +87,7 @@ describe('dedup across fingerprint kids', () => {
   });
 
   it('prefers the row under the active kid when a card has rows under two kids', async () => {
-    const merchant = randomUUID();
+    const merchant = newMerchant();
     const [active, old] = [fp('fb'), fp('fa')];
     const underOld = await repo.insertOrFindDuplicate(card(merchant, old, [old]));
     const underActive = await repo.insertOrFindDuplicate(card(merchant, active, [active]));
