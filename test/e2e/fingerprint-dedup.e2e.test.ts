@@ -1,0 +1,98 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '@app/persistence';
+import { NewTokenCard, TokenCardsRepository } from '../../apps/tokenizer/src/tokens/token-cards.repository';
+
+jest.setTimeout(60_000);
+
+/**
+ * The tokenizer's dedup statement against the re-fingerprinting pass, with the interleavings
+ * forced rather than hoped for: the pass holding a row it has moved but not committed, and many
+ * adds of one new card at once while the ring holds two keys.
+ */
+describe('dedup across fingerprint kids', () => {
+  let db: DataSource;
+  let repo: TokenCardsRepository;
+  // The rows here hold no real record: they go when the suite ends, so that no later suite's pass
+  // or rotation meets them.
+  const merchants: string[] = [];
+  const newMerchant = () => {
+    const id = randomUUID();
+    merchants.push(id);
+    return id;
+  };
+  const fp = (kid: string) => `${kid}.${randomBytes(32).toString('base64url')}`;
+  const card = (merchantId: string, fingerprint: string, knownFingerprints: string[]): NewTokenCard => ({
+    token: randomBytes(32).toString('hex'),
+    merchantId,
+    fingerprint,
+    knownFingerprints,
+    expYear: 2031,
+    expMonth: 4,
+    masked: '455600******0000',
+    brand: 'visa',
+    holder: 'RACE',
+    billing: null,
+    kekId: 'k1',
+    wrappedKey: randomBytes(60),
+    ciphertext: randomBytes(80),
+  });
+  const rowsOf = async (merchantId: string) =>
+    (await db.query(`SELECT token, fingerprint FROM vault.token_cards WHERE merchant_id = $1`, [merchantId])) as { token: string; fingerprint: string }[];
+
+  beforeAll(async () => {
+    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 24)).initialize();
+    repo = new TokenCardsRepository(db);
+  });
+
+  afterAll(async () => {
+    await db?.query(`DELETE FROM vault.token_cards WHERE merchant_id = ANY($1::uuid[])`, [merchants]);
+    await db?.destroy();
+  });
+
+  it('finds the card while a pass holds it moved but uncommitted, and after it commits, without a second row', async () => {
+    const merchant = newMerchant();
+    const [oldFp, newFp] = [fp('fa'), fp('fb')];
+    const stored = await repo.insertOrFindDuplicate(card(merchant, oldFp, [oldFp]));
+
+    const pass = db.createQueryRunner();
+    await pass.connect();
+    await pass.startTransaction();
+    try {
+      await pass.query(`SELECT 1 FROM vault.token_cards WHERE token = $1 FOR UPDATE`, [stored.token]);
+      await pass.query(`UPDATE vault.token_cards SET fingerprint = $2 WHERE token = $1`, [stored.token, newFp]);
+      // A tokenization now sees the committed row (old kid) and answers without waiting for the pass.
+      const during = await Promise.race([
+        repo.insertOrFindDuplicate(card(merchant, newFp, [newFp, oldFp])),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('blocked behind the pass')), 5_000)),
+      ]);
+      expect(during.token).toBe(stored.token);
+      await pass.commitTransaction();
+    } finally {
+      if (pass.isTransactionActive) await pass.rollbackTransaction();
+      await pass.release();
+    }
+    expect((await repo.insertOrFindDuplicate(card(merchant, newFp, [newFp, oldFp]))).token).toBe(stored.token);
+    // Once the old key is gone from the ring, the moved row is still the one found.
+    expect((await repo.insertOrFindDuplicate(card(merchant, newFp, [newFp]))).token).toBe(stored.token);
+    expect(await rowsOf(merchant)).toEqual([{ token: stored.token, fingerprint: newFp }]);
+  });
+
+  it('gives every concurrent add of a new card the same token, under the active kid', async () => {
+    const merchant = newMerchant();
+    const [active, old] = [fp('fb'), fp('fa')];
+    const results = await Promise.all(Array.from({ length: 20 }, () => repo.insertOrFindDuplicate(card(merchant, active, [active, old]))));
+    expect(new Set(results.map((r) => r.token)).size).toBe(1);
+    expect(await rowsOf(merchant)).toEqual([{ token: results[0].token, fingerprint: active }]);
+  });
+
+  it('prefers the row under the active kid when a card has rows under two kids', async () => {
+    const merchant = newMerchant();
+    const [active, old] = [fp('fb'), fp('fa')];
+    const underOld = await repo.insertOrFindDuplicate(card(merchant, old, [old]));
+    const underActive = await repo.insertOrFindDuplicate(card(merchant, active, [active]));
+    expect(underActive.token).not.toBe(underOld.token);
+    expect((await repo.insertOrFindDuplicate(card(merchant, active, [active, old]))).token).toBe(underActive.token);
+    expect(await rowsOf(merchant)).toHaveLength(2);
+  });
+});
