@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { loadNotifierConfig } from './notifier.config';
 
 describe('notifier config: WEBHOOK_ALLOW_NETWORKS', () => {
-  const base = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', REDIS_URL: 'redis://127.0.0.1:6379' };
+  // Every variable the notifier needs, so that only the allowlist decides.
+  const base = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', REDIS_URL: 'redis://127.0.0.1:6379', SECRETS_KEKS: `s1:${randomBytes(32).toString('base64')}` };
 
   it('accepts loopback outside production (tests, local development)', () => {
     for (const NODE_ENV of ['development', 'test']) {
