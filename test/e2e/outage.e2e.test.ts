@@ -1,3 +1,4 @@
+import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { runNode, migrateEntry, repoRoot } from '../../scripts/lib/processes';
 import { createMerchant, eventually, post, PrivateServer, Stack, startPrivatePostgres, startPrivateRedis, startStack } from '../support/stack';
 import { CANARY_CARDS } from '../fixtures/cards';
@@ -30,6 +31,8 @@ describe('dependency outages', () => {
     const root = repoRoot();
     const migrated = await runNode(migrateEntry(root), [], { cwd: root, env: { ...process.env, ...env }, timeoutMs: 60_000 });
     expect(migrated.code).toBe(0);
+    // The private database has operators of its own: the first admin, for the CLI calls below.
+    env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, { ...process.env, ...env }, 'outage-admin')).token;
     merchant = await createMerchant('outage shop', env);
     stack = await startStack(env);
     expect((await add()).status).toBe(200);

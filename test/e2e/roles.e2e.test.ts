@@ -36,7 +36,7 @@ describe('apps under their database roles', () => {
       timeout: 30_000,
     });
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/settlement failed to start: DATABASE_URL connects as "[^"]+", (a superuser|the owner of the gateway's tables): settlement must connect as its own role gateway_settlement/);
+    expect(run.stderr).toMatch(/settlement failed to start: (?:Error: )?DATABASE_URL connects as "[^"]+", (a superuser|the owner of the gateway's tables): settlement must connect as its own role gateway_settlement/);
   });
 
   it('outside production the same app boots and warns once; under its own role it says nothing', async () => {
