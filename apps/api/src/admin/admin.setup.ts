@@ -22,7 +22,8 @@ const attempts = new WeakMap<FastifyRequest, { subject: AuditSubject; attemptId:
  * else. Reading (GET) needs the viewer role; anything else (a replay, a dashboard retry) the
  * operator role, else 403 with the wire error body (code 011).
  *
- * Every non-GET request is audited, refused or not: a refusal as one `refused` event; an
+ * Every non-GET request of a known operator is audited, refused or not (one with no known token
+ * is only in the request log): a refusal as one `refused` event; an
  * allowed one as `attempted` before the handler runs (if that cannot be written: 503, nothing
  * done) and its outcome (`ok`, or `failed` with the HTTP status as its class) before the answer
  * leaves (if that cannot be written: 503 instead of the answer).
@@ -43,7 +44,10 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
       const operator = looksLikeOperatorToken(given) ? await operators.findByTokenHash(operatorTokenHash(given)) : undefined;
       const audited = !READS.has(req.method);
       if (!operator || operator.revoked_at) {
-        if (audited) await audit.refuse({ ...subject, operator: operator && { id: operator.id, name: operator.name } }, operator ? 'revoked operator token' : 'unknown operator token');
+        // A revoked operator is someone: the refusal is theirs to answer for. A request with no
+        // known token is anyone on the network, and recording each one would let anyone fill the
+        // trail; those are in the request log (status 401) instead.
+        if (audited && operator) await audit.refuse({ ...subject, operator: { id: operator.id, name: operator.name } }, 'revoked operator token');
         return reply.code(401).header('www-authenticate', 'Bearer').send(UNAUTHORIZED);
       }
       subject.operator = { id: operator.id, name: operator.name };
