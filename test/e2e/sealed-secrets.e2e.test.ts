@@ -3,9 +3,9 @@ import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { openWebhookSecrets, sealedOf, SealedSecretColumns } from '@app/persistence';
 import { generateKeySpec, parseKeyring } from '@app/vault';
-import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
+import { receiverOf, saleBody } from '../support/money';
 import { Listener, Received } from '../support/listener';
-import { createMerchant, eventually, MerchantCredentials, post, runCli, runCliRaw, Stack, startStack } from '../support/stack';
+import { createMerchant, eventually, MerchantCredentials, runCli, runCliRaw, Stack, startStack } from '../support/stack';
 
 jest.setTimeout(240_000);
 
@@ -25,24 +25,8 @@ describe('sealed webhook secrets', () => {
   let stack: Stack;
   let db: Client;
   let listener: Listener;
-  let ref = 0;
 
-  const receiver = (shop: MerchantCredentials, urlReturn: string) =>
-    post(stack.baseUrl, '/v1/receiver', {
-      'transaction-request': {
-        version: '1.0.0',
-        verification: { merchantId: shop.merchantId, merchantKey: shop.merchantKey },
-        sale: {
-          order: { reference: `SEAL-${++ref}`, totalAmount: 1_000 },
-          payment: {
-            acquirer: 26, method: 1, amount: 1_000, currency: '986', country: 'BRA', numberOfPayments: 1,
-            cardHolder: 'MARIA SILVA', cardNumber: SANDBOX_CARDS[1], cardSecurityCode: CANARY_CODES[3], cardExpirationDate: '203012',
-          },
-          urlReturn,
-          fraud: 'false',
-        },
-      },
-    });
+  const receiver = (shop: MerchantCredentials, urlReturn: string) => receiverOf(stack.baseUrl, shop)('sale', saleBody(1_000, urlReturn));
   const verify = (r: Received, secret: string) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Json;
   const sealedRows = async (): Promise<(SealedSecretColumns & { id: string })[]> =>
     (await db.query('SELECT id, webhook_secrets_kek_id, webhook_secret_sealed, previous_webhook_secret_sealed FROM merchants ORDER BY id')).rows;

@@ -2,8 +2,8 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { Client } from 'pg';
-import { createMerchant, eventually, MerchantCredentials, post, startStack, Stack } from '../support/stack';
-import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
+import { createMerchant, eventually, MerchantCredentials, startStack, Stack } from '../support/stack';
+import { receiverOf, saleBody } from '../support/money';
 
 jest.setTimeout(120_000);
 
@@ -30,26 +30,10 @@ describe('the webhook guard and the notifier host\'s own addresses', () => {
   let stack: Stack;
   let shop: MerchantCredentials;
   let db: Client;
-  let ref = 0;
   // An address of this machine that is not loopback: the interface other hosts reach it on.
   const own = Object.values(networkInterfaces()).flat().find((i) => !!i && !i.internal && i.family === 'IPv4')?.address;
 
-  const sale = (urlReturn: string) =>
-    post(stack.baseUrl, '/v1/receiver', {
-      'transaction-request': {
-        version: '1.0.0',
-        verification: { merchantId: shop.merchantId, merchantKey: shop.merchantKey },
-        sale: {
-          order: { reference: `GUARD-${++ref}`, totalAmount: 5_000 },
-          payment: {
-            acquirer: 26, method: 1, amount: 5_000, currency: '986', country: 'BRA', numberOfPayments: 1,
-            cardHolder: 'MARIA SILVA', cardNumber: SANDBOX_CARDS[1], cardSecurityCode: CANARY_CODES[3], cardExpirationDate: '203012',
-          },
-          urlReturn,
-          fraud: 'false',
-        },
-      },
-    });
+  const sale = (urlReturn: string) => receiverOf(stack.baseUrl, shop)('sale', saleBody(5_000, urlReturn));
   const deliveryOf = async (transactionId: string) => {
     const row = (await db.query('SELECT * FROM deliveries WHERE transaction_id = $1 ORDER BY status_version DESC LIMIT 1', [transactionId.toLowerCase()])).rows[0];
     expect(row).toBeDefined();
