@@ -9,3 +9,4 @@ export * from './shutdown';
 export * from './queue-client';
 export * from './fee-defaults';
 export * from './periodic-pass';
+export * from './dependency-errors';
