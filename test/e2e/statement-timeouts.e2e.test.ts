@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { CANARY_CARDS } from '../fixtures/cards';
+import { CANARY_CARDS, SANDBOX_CARDS } from '../fixtures/cards';
 import { expectReconciled, Json, receiverOf, saleBody } from '../support/money';
 import { createMerchant, eventually, HttpResult, MerchantCredentials, post, Stack, startStack } from '../support/stack';
 
@@ -147,6 +147,24 @@ describe('statement and lock timeouts', () => {
     });
     expect(await count(`SELECT count(*) AS n FROM sandbox_calls WHERE operation_key = $1 AND kind = 'reverse'`, [`${row.id}-reversal`])).toBe(1);
     expect(await count(`SELECT count(*) AS n FROM outbox WHERE aggregate_id = $1 AND event = 'transaction.captured'`, [row.id])).toBe(0);
+  });
+
+  it('a sale decided while its idempotent answer cannot be stored: answered 200 as recorded, and a repeat is refused, never run twice', async () => {
+    const body = saleBody(4100);
+    body.payment.cardNumber = SANDBOX_CARDS[9]; // approved after SANDBOX_SLOW_APPROVAL_MS: time to lock the key's row
+    const key = `timeout-store-${Date.now()}`;
+    const sale = receiver('sale', body, { 'idempotency-key': key });
+    await eventually(async () => expect(await count('SELECT count(*) AS n FROM idempotency_keys WHERE key = $1', [key])).toBe(1), { timeoutMs: 5_000, intervalMs: 20 });
+    const answered = await holding('SELECT 1 FROM idempotency_keys WHERE key = $1 FOR UPDATE', [key], () => sale);
+    expect(answered.status).toBe(200);
+    expect(answered.json).toMatchObject({ status: '8' });
+    await stack.api.waitForLog('idempotent answer not stored: statement_timeout (code 57014)');
+    expect((await db.query('SELECT response_status FROM idempotency_keys WHERE key = $1', [key])).rows).toEqual([{ response_status: null }]);
+
+    const repeat = await receiver('sale', body, { 'idempotency-key': key });
+    expect(repeat.status).toBe(409);
+    expect(repeat.json.result.error.parameter).toBe('Idempotency-Key');
+    expect(await count('SELECT count(*) AS n FROM transactions WHERE reference = $1', [body.order.reference])).toBe(1);
   });
 
   it('settlement blocked by a lock catches up once it is released; the ledger and the acquirer agree', async () => {
