@@ -167,10 +167,12 @@ describe('statement and lock timeouts', () => {
     expect(await count('SELECT count(*) AS n FROM transactions WHERE reference = $1', [body.order.reference])).toBe(1);
   });
 
-  it('settlement blocked by a lock catches up once it is released; the ledger and the acquirer agree', async () => {
+  it('settlement and webhook deliveries blocked by a lock catch up once it is released; the ledger and the acquirer agree', async () => {
     const payables = (id: string) => count('SELECT count(*) AS n FROM payables WHERE transaction_id = $1', [id]);
     const ids: string[] = [];
-    await holding('LOCK TABLE settlements IN ACCESS EXCLUSIVE MODE', [], async () => {
+    const deliveries = (id: string) => count('SELECT count(*) AS n FROM deliveries WHERE transaction_id = $1', [id]);
+    // The notifier's deliveries batcher is held up the same way as settlement's ledger batcher.
+    await holding('LOCK TABLE settlements, deliveries IN ACCESS EXCLUSIVE MODE', [], async () => {
       // Sales are answered by the tokenizer: the lock holds up only their settlement.
       for (let i = 0; i < 3; i++) {
         const sale = await receiver('sale', saleBody(5000 + i));
@@ -179,10 +181,11 @@ describe('statement and lock timeouts', () => {
       }
       // Long enough for the settlement's first attempts (and their retries) to hit the lock.
       await new Promise((r) => setTimeout(r, 2_500));
+      // deliveries itself is locked: reading it from another session would wait for the lock.
       for (const id of ids) expect(await payables(id)).toBe(0);
     });
     await eventually(async () => {
-      for (const id of ids) expect(await payables(id)).toBeGreaterThan(0);
+      for (const id of ids) expect([await payables(id) > 0, await deliveries(id)]).toEqual([true, 1]);
     }, { timeoutMs: 60_000, intervalMs: 500 });
     await expectReconciled(shop.merchantId);
   });
