@@ -11,3 +11,4 @@ export * from './queue-client';
 export * from './fee-defaults';
 export * from './periodic-pass';
 export * from './database-role-check';
+export * from './dependency-errors';

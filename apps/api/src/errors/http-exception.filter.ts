@@ -5,6 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import { DomainError, DomainErrorPayload, ErrorCodes } from '@app/contracts';
 import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from '@app/messaging';
 import { RateLimitedError } from '../rate-limit/rate-limit.service';
+import { unavailabilityOf } from '@app/platform';
 import { fromDomainError, internal, unavailable, wireError, WireError } from './wire-error';
 
 /**
@@ -32,8 +33,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
     if (e instanceof DomainError) return fromDomainError(e);
     if (e instanceof RemoteError) return fromDomainError(DomainError.fromPayload(e.payload as DomainErrorPayload));
     if (e instanceof ReplyTimeoutError) return unavailable('The card vault did not answer in time; retry later.');
-    if (e instanceof TransportUnavailableError || isConnectionError(e)) {
-      this.logger.warn({ err: e }, 'dependency unavailable');
+    const cause = e instanceof TransportUnavailableError ? 'queue' : unavailabilityOf(e);
+    if (cause) {
+      // By cause and code: a cancelled statement's text and parameters never reach the log.
+      this.logger.warn({ err: e, cause }, 'dependency unavailable');
       return unavailable();
     }
     if (e instanceof HttpException) return fromFrameworkError(e.getStatus());
@@ -68,13 +71,4 @@ function isHealthReport(e: unknown): e is HttpException {
   if (!(e instanceof HttpException) || e.getStatus() !== 503) return false;
   const body = e.getResponse() as { status?: string; details?: unknown };
   return body?.status === 'error' && typeof body.details === 'object';
-}
-
-function isConnectionError(e: unknown): boolean {
-  const code = (e as { code?: string })?.code ?? '';
-  const message = (e as Error)?.message ?? '';
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '08006', '08001', '08003'].includes(code) ||
-    /Connection terminated|timeout exceeded when trying to connect|Connection is closed|Stream isn't writeable|MaxRetriesPerRequest/i.test(message)
-  );
 }

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHmac } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { DomainError, ErrorCodes } from '@app/contracts';
+import { unavailabilityOf } from '@app/platform';
 import { ApiConfig } from '../config/api.config';
 
 export interface StoredResponse {
@@ -22,6 +23,7 @@ const TTL_MS = 24 * 3600 * 1000;
  */
 @Injectable()
 export class IdempotencyService {
+  private readonly logger = new Logger(IdempotencyService.name);
   private readonly hmacKey: Buffer;
 
   constructor(
@@ -37,15 +39,23 @@ export class IdempotencyService {
     const hash = createHmac('sha256', this.hmacKey).update(path).update('\0').update(JSON.stringify(rawBody)).digest();
     const claimed = await this.claim(merchantId, key, hash);
     if (!claimed) return this.replay(merchantId, key, hash);
+    let result: { status: number; body: unknown };
     try {
-      const result = await work();
-      await this.db.query('UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE merchant_id = $1 AND key = $2', [merchantId, key, result.status, JSON.stringify(result.body)]);
-      return { ...result, replayed: false };
+      result = await work();
     } catch (e) {
       // A failure is not an answer to keep: the key is released so the merchant can retry it.
       await this.db.query('DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND response_status IS NULL', [merchantId, key]).catch(() => undefined);
       throw e;
     }
+    try {
+      await this.db.query('UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE merchant_id = $1 AND key = $2', [merchantId, key, result.status, JSON.stringify(result.body)]);
+    } catch (e) {
+      // The work is done and recorded (a statement or lock timeout, or Postgres gone, hit only the
+      // stored answer): its answer is the truth. The key stays claimed without an answer, so a
+      // repeat is refused (409, "still being processed") instead of running the work twice.
+      this.logger.warn(`idempotent answer not stored: ${unavailabilityOf(e) ?? 'unexpected error'} (code ${String((e as { code?: unknown }).code ?? 'none')})`);
+    }
+    return { ...result, replayed: false };
   }
 
   private async claim(merchantId: string, key: string, hash: Buffer): Promise<boolean> {

@@ -1,6 +1,7 @@
-import { Controller } from '@nestjs/common';
+import { Controller, Logger } from '@nestjs/common';
 import { MessagePattern, Payload, RpcException } from '@nestjs/microservices';
-import { DomainError, Patterns, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
+import { DomainError, ErrorCodes, Patterns, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
+import { unavailabilityOf } from '@app/platform';
 import { TokensService } from './tokens.service';
 
 /** Thin: map the message to one use case; domain failures go back as structured replies. */
@@ -19,11 +20,25 @@ export class TokensHandler {
   }
 }
 
+const replies = new Logger('Replies');
+
+/**
+ * A domain failure is its structured reply; so is a dependency that failed the use case (Postgres
+ * unreachable, or a statement it cancelled for a statement or lock timeout: nothing of that
+ * statement's transaction committed), as "unavailable, retry" (the api's 503), logged by cause
+ * and SQLSTATE only, never with the statement's parameters. Anything else is a bug: the RPC layer
+ * logs it and the caller gets the generic 503.
+ */
 export async function asReply<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
     if (e instanceof DomainError) throw new RpcException(e.toPayload());
+    const cause = unavailabilityOf(e);
+    if (cause) {
+      replies.warn(`dependency unavailable: ${cause} (${String((e as { code?: unknown }).code ?? 'no code')})`);
+      throw new RpcException(new DomainError('unavailable', ErrorCodes.ServiceUnavailable, 'The database did not answer in time; retry later.').toPayload());
+    }
     throw e;
   }
 }
