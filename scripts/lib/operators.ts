@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
+import { roleUrl } from './database';
 import { cliEntry, lastJsonLine, runNode } from './processes';
 
 export interface IssuedOperator {
@@ -15,7 +16,9 @@ export interface IssuedOperator {
  */
 export async function bootstrapAdmin(root: string, env: NodeJS.ProcessEnv, name: string): Promise<IssuedOperator> {
   const { GATEWAY_OPERATOR_TOKEN: _ignored, ...withoutToken } = env;
-  const r = await runNode(cliEntry(root), ['operator:create', '--name', name, '--role', 'admin'], { cwd: root, env: withoutToken, timeoutMs: 60_000 });
+  // As every CLI call: the operator's database role (env's DATABASE_URL is the tables' owner).
+  const asOperator = { ...withoutToken, DATABASE_URL: roleUrl(env.DATABASE_URL!, 'cli', env) };
+  const r = await runNode(cliEntry(root), ['operator:create', '--name', name, '--role', 'admin'], { cwd: root, env: asOperator, timeoutMs: 60_000 });
   if (r.code !== 0) throw new Error(`creating the first admin (${name}) failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
   return lastJsonLine<IssuedOperator>(r.stdout);
 }

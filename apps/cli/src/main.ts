@@ -9,7 +9,9 @@ async function main(): Promise<void> {
     process.stderr.write(JSON.stringify({ error: safeError(e).message }) + '\n');
     process.exit(1);
   };
-  const app = await CommandFactory.runWithoutClosing(CliModule, { logger: false, errorHandler: fail, serviceErrorHandler: fail, cliName: 'gateway' });
+  // abortOnError false: a failure while the module starts (Postgres unreachable, the wrong database
+  // role in production) reaches the catch below and is said, instead of Nest's silent exit 1.
+  const app = await CommandFactory.runWithoutClosing(CliModule, { logger: false, abortOnError: false, errorHandler: fail, serviceErrorHandler: fail, cliName: 'gateway' });
   await app.close();
 }
 
