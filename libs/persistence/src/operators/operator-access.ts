@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { isLuhnValid } from '@app/card';
+import { scrubCardNumbers } from '@app/platform/safe-error';
 
 /** Roles from least to most: each allows everything the ones before it do. */
 export const OPERATOR_ROLES = ['viewer', 'operator', 'admin'] as const;
@@ -40,13 +40,12 @@ export function looksLikeOperatorToken(v: string | undefined): v is string {
 }
 
 const SECRET_KEY = /token|secret|password|passphrase|key|cvv|cvc|pan|card/i;
-const CARD_LIKE = /\d{13,19}/g;
 const MAX_TEXT = 200;
 
 /**
  * The detail of an audit event as stored: options and parameters minus anything named like a
- * secret, strings cut to 200 characters, and any run of 13 to 19 digits that passes Luhn removed
- * (an operator pasting a card number into an option must not put it in the trail).
+ * secret, strings cut to 200 characters, card-like numbers censored as in the logs (see
+ * maskCardLike).
  */
 export function auditDetail(raw: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -61,6 +60,11 @@ export function auditDetail(raw: Record<string, unknown>): Record<string, unknow
 
 const cut = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` : s);
 
+/**
+ * Text as the trail may store it: every card-like number censored by the logs' own rule
+ * (scrubCardNumbers: 13 to 19 digits passing Luhn, grouped by spaces or dashes or not, so
+ * `4111 1111 1111 1111` pasted into an option or a URL goes too).
+ */
 export function maskCardLike(s: string): string {
-  return s.replace(CARD_LIKE, (digits) => (isLuhnValid(digits) ? '[card-like number removed]' : digits));
+  return scrubCardNumbers(s);
 }
