@@ -261,6 +261,22 @@ describe('operators and the audit trail', () => {
       expect([...origins]).toEqual(['http 127.0.0.1']);
     });
 
+    it('hostile path parameters are refused as usual and audited without a card number: no 503 for a NUL', async () => {
+      const from = await lastEventId();
+      const grouped = CANARY_CARDS.visa2.replace(/(\d{4})(?=\d)/g, '$1 ');
+      for (const [id, token] of [['%00', tokens.viewer], [encodeURIComponent(grouped), tokens.viewer], ['%00', undefined]] as const) {
+        const r = await fetch(`${api.url}/admin/deliveries/${id}/replay`, { method: 'POST', headers: token ? bearer(token) : {} });
+        expect(r.status).toBe(token ? 403 : 401);
+      }
+      const events = await eventsAfter(from);
+      expect(events.map((e) => [e.operator_name, e.target, e.outcome])).toEqual([
+        [`viewer-${suffix}`, '\uFFFD', 'refused'],
+        [`viewer-${suffix}`, '[card-like number]', 'refused'],
+        [null, '\uFFFD', 'refused'],
+      ]);
+      expect(JSON.stringify(events)).not.toContain(CANARY_CARDS.visa2.slice(0, 4) + ' ');
+    });
+
     it('GETs are not audited; every /admin request records the operator as used', async () => {
       const from = await lastEventId();
       expect((await fetch(`${api.url}/admin/deliveries`, { headers: bearer(tokens.viewer) })).status).toBe(200);

@@ -8,7 +8,8 @@ jest.setTimeout(60_000);
 /**
  * What the audit trail stores (real Postgres, the run's migrated database): whatever an operator
  * or a caller puts in a target, an option or a reason, the row holds no card number in any of
- * the shapes the logs already censor.
+ * the shapes the logs already censor, and a byte Postgres refuses in text (NUL) does not turn a
+ * hostile input into "the audit trail is unavailable".
  */
 describe('AuditTrail (real Postgres)', () => {
   let db: DataSource;
@@ -36,5 +37,13 @@ describe('AuditTrail (real Postgres)', () => {
     await audit.refuse({ action: 'probe', origin: 'test' }, `reason ${pan}`);
     const [last] = await db.query(`SELECT detail::text AS detail FROM audit_events ORDER BY id DESC LIMIT 1`);
     expect(hasCardLikeNumber(last.detail)).toBe(false);
+  });
+
+  it('records a target or detail holding a NUL character instead of failing as unavailable', async () => {
+    const appended = audit.append({ action: 'probe', target: 'a\u0000b', origin: 'test', detail: { name: 'x\u0000y' } }, 'refused');
+    await expect(appended).resolves.toMatch(/^\d+$/);
+    const row = await stored(await appended);
+    expect(row.target).toBe('a\uFFFDb');
+    expect(row.detail).toContain('x\uFFFDy');
   });
 });

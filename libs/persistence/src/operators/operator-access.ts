@@ -44,13 +44,14 @@ const MAX_TEXT = 200;
 
 /**
  * The detail of an audit event as stored: options and parameters minus anything named like a
- * secret, strings cut to 200 characters, card-like numbers censored as in the logs (see
- * maskCardLike).
+ * secret, strings cut to 200 characters, card-like numbers censored as in the logs and NUL
+ * characters replaced (see maskCardLike).
  */
 export function auditDetail(raw: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(raw)) {
-    if (v === undefined || SECRET_KEY.test(k)) continue;
+  for (const [key, v] of Object.entries(raw)) {
+    if (v === undefined || SECRET_KEY.test(key)) continue;
+    const k = maskCardLike(key);
     if (typeof v === 'string') out[k] = cut(maskCardLike(v));
     else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[k] = v;
     else out[k] = cut(maskCardLike(JSON.stringify(v)));
@@ -63,8 +64,10 @@ const cut = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` :
 /**
  * Text as the trail may store it: every card-like number censored by the logs' own rule
  * (scrubCardNumbers: 13 to 19 digits passing Luhn, grouped by spaces or dashes or not, so
- * `4111 1111 1111 1111` pasted into an option or a URL goes too).
+ * `4111 1111 1111 1111` pasted into an option or a URL goes too), and NUL, which Postgres refuses
+ * in text and jsonb, replaced by U+FFFD: a NUL in a URL parameter or an option must be recorded,
+ * not make the trail look unavailable (a 503 for bad input, the action refused as unrecordable).
  */
 export function maskCardLike(s: string): string {
-  return scrubCardNumbers(s);
+  return scrubCardNumbers(s).replace(/\u0000/g, '\uFFFD');
 }
