@@ -46,4 +46,18 @@ describe('AuditTrail (real Postgres)', () => {
     expect(row.target).toBe('a\uFFFDb');
     expect(row.detail).toContain('x\uFFFDy');
   });
+
+  it('keeps no credential pasted by mistake into an argument, an option or a URL: operator token, merchant key, webhook secret', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const credentials = [`op_${randomBytes(32).toString('base64url')}`, `mk_${randomBytes(32).toString('base64url')}`, `whsec_${randomBytes(32).toString('base64')}`];
+    const id = await audit.append(
+      { action: 'probe', target: credentials[0], origin: 'test', detail: { args: credentials, name: credentials[1], note: `secret was ${credentials[2]}` } },
+      'attempted',
+    );
+    const row = await stored(id);
+    for (const c of credentials) {
+      expect(row.target).not.toContain(c.slice(0, 12));
+      expect(row.detail).not.toContain(c.slice(0, 12));
+    }
+  });
 });

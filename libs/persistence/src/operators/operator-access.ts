@@ -64,10 +64,19 @@ const cut = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` :
 /**
  * Text as the trail may store it: every card-like number censored by the logs' own rule
  * (scrubCardNumbers: 13 to 19 digits passing Luhn, grouped by spaces or dashes or not, so
- * `4111 1111 1111 1111` pasted into an option or a URL goes too), and NUL, which Postgres refuses
- * in text and jsonb, replaced by U+FFFD: a NUL in a URL parameter or an option must be recorded,
+ * `4111 1111 1111 1111` pasted into an option or a URL goes too), credentials removed (see
+ * CREDENTIAL), and NUL, which Postgres refuses in text and jsonb, replaced by U+FFFD: a NUL in a URL parameter or an option must be recorded,
  * not make the trail look unavailable (a 503 for bad input, the action refused as unrecordable).
  */
 export function maskCardLike(s: string): string {
-  return scrubCardNumbers(s).replace(/\u0000/g, '\uFFFD');
+  return scrubCardNumbers(s).replace(CREDENTIAL, '[credential removed]').replace(/\u0000/g, '\uFFFD');
 }
+
+/**
+ * The gateway's own credentials by their prefixes: an operator token (op_), a merchant key (mk_,
+ * both 43 base64url characters when whole) and a webhook secret (whsec_ + base64). SECRET_KEY
+ * drops the options named like them; this catches a whole one pasted where a name, an argument
+ * or a URL was expected (whole only, so an operator or merchant name that merely starts with op_
+ * stays readable).
+ */
+const CREDENTIAL = /(?:op|mk)_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])|whsec_[A-Za-z0-9+/]{32,}={0,2}/g;
