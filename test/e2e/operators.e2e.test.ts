@@ -180,6 +180,17 @@ describe('operators and the audit trail', () => {
     expect(events[0].target).toBe('[card-like number]');
   });
 
+  it('an operator cannot be named with a card number: refused naming --name, nothing stored', async () => {
+    for (const name of [CANARY_CARDS.visa2, CANARY_CARDS.visa2.replace(/(\d{4})(?=\d)/g, '$1-')]) {
+      const r = await as(adminToken, ['operator:create', '--name', name, '--role', 'viewer']);
+      expect(r.code).toBe(1);
+      expect(errorOf(r)).toMatch(/--name/);
+      expect(r.stdout + r.stderr).not.toContain(name);
+      const n = await withDb(process.env.DATABASE_URL!, async (db) => (await db.query(`SELECT count(*)::int AS n FROM operators WHERE name = $1`, [name])).rows[0].n);
+      expect(n).toBe(0);
+    }
+  });
+
   it('a revoked token is refused at once, by the CLI and by /admin; the last admin cannot be revoked', async () => {
     const name = `leaver-${suffix}`;
     const token = (await runCli<{ token: string }>(['operator:create', '--name', name, '--role', 'operator'])).token;

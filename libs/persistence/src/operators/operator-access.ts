@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { scrubCardNumbers } from '@app/platform/safe-error';
+import { hasCardLikeNumber, scrubCardNumbers } from '@app/platform/safe-error';
 
 /** Roles from least to most: each allows everything the ones before it do. */
 export const OPERATOR_ROLES = ['viewer', 'operator', 'admin'] as const;
@@ -16,6 +16,15 @@ export function roleAllows(has: OperatorRole, needs: OperatorRole): boolean {
 
 /** What an operator's name may look like (the migration's CHECK says the same). */
 export const OPERATOR_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+/**
+ * A name an operator may be given: OPERATOR_NAME's shape, and no card-like number in it (the
+ * shape allows 16 digits, and the name is stored in clear, in operators and in every audit event
+ * of that operator).
+ */
+export function isOperatorName(v: string): boolean {
+  return OPERATOR_NAME.test(v) && !hasCardLikeNumber(v);
+}
 
 /**
  * Personal operator tokens: `op_` then 32 random bytes in base64url (43 characters), so a leaked
