@@ -191,6 +191,14 @@ describe('operators and the audit trail', () => {
     }
   });
 
+  it('no app process carries the admin token the suites run the CLI with', async () => {
+    expect(adminToken).toMatch(/^op_/);
+    const environ = require('node:fs').readFileSync(`/proc/${api.pid}/environ`, 'utf8') as string;
+    expect(environ).toContain('DATABASE_URL=');
+    expect(environ).not.toContain('GATEWAY_OPERATOR_TOKEN');
+    expect(environ).not.toContain(adminToken);
+  });
+
   it('a revoked token is refused at once, by the CLI and by /admin; the last admin cannot be revoked', async () => {
     const name = `leaver-${suffix}`;
     const token = (await runCli<{ token: string }>(['operator:create', '--name', name, '--role', 'operator'])).token;
