@@ -27,7 +27,7 @@ import {
   urlPort,
 } from './lib/database';
 import { ensureDevKeys, KEY_VARIABLES, KeySet } from './lib/dev-keys';
-import { bootstrapAdmin, operatorTokenActive } from './lib/operators';
+import { bootstrapAdmin, operatorTokenActive, withoutOperatorToken } from './lib/operators';
 import { compose, dockerEngineAvailable } from './lib/docker';
 import { findPostgresBinDir, findRedisServer, freePort, isPortFree, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from './lib/local-servers';
 import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from './lib/processes';
@@ -233,8 +233,8 @@ interface DevOperator {
 
 /**
  * The developer's admin operator: bootstrapped on a fresh database (operator:create without a
- * token), its token saved next to the sandbox merchant and passed to every child as
- * GATEWAY_OPERATOR_TOKEN. Kept while it is active; with an active admin but no usable saved token,
+ * token), its token saved next to the sandbox merchant and passed as GATEWAY_OPERATOR_TOKEN to
+ * the CLI calls of this script (never to the apps, which do not need it). Kept while it is active; with an active admin but no usable saved token,
  * the developer's own GATEWAY_OPERATOR_TOKEN (if any) is what the CLI uses.
  */
 async function ensureDevOperator(root: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<DevOperator | undefined> {
@@ -297,7 +297,7 @@ async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string):
   for (const spec of APPS) ports.set(spec.name, await appPort(spec.name, spec.defaultPort, env));
   for (const spec of APPS) {
     // Each app as its own database role (the migration, above, ran as DATABASE_URL's user: the owner).
-    const appEnv = { ...env, DATABASE_URL: roleUrl(env.DATABASE_URL!, spec.name, env) };
+    const appEnv = { ...withoutOperatorToken(env), DATABASE_URL: roleUrl(env.DATABASE_URL!, spec.name, env) };
     const app = launchApp({ root, name: spec.name, env: appEnv, port: ports.get(spec.name)!, portVariable: spec.portVariable, healthHost: spec.name === 'api' ? healthHost : '127.0.0.1', logsDir, onUnexpectedExit });
     running.push(app);
     // Undo runs newest first: the API stops before the workers, so no new work arrives while they drain.

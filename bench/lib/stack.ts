@@ -7,7 +7,7 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, roleUrl, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
-import { bootstrapAdmin } from '../../scripts/lib/operators';
+import { bootstrapAdmin, withoutOperatorToken } from '../../scripts/lib/operators';
 import { freePort } from '../../scripts/lib/local-servers';
 import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from '../../scripts/lib/processes';
 
@@ -85,7 +85,7 @@ export async function startBenchStack(): Promise<BenchStack> {
       // Each app as its own database role, with its bounded statements: what production runs.
       // The notifier runs as NODE_ENV=test: the bench's listener is on loopback, which a production
       // notifier refuses to allow.
-      env: { ...env, ...extra, ...(a.name === 'notifier' ? { NODE_ENV: 'test' } : {}), DATABASE_URL: roleUrl(databaseUrl, a.name, env), [a.portVariable]: String(port) },
+      env: { ...withoutOperatorToken({ ...env, ...extra }), ...(a.name === 'notifier' ? { NODE_ENV: 'test' } : {}), DATABASE_URL: roleUrl(databaseUrl, a.name, env), [a.portVariable]: String(port) },
       stdio: ['ignore', fd, fd],
     });
     closeSync(fd);

@@ -39,3 +39,13 @@ export async function operatorTokenActive(databaseUrl: string, token: string): P
     await client.end().catch(() => undefined);
   }
 }
+
+/**
+ * An app's environment without the operator token: the quick start, the tests and the bench hold
+ * an admin's token for their CLI calls, and no app reads it, so an app process (its
+ * /proc/<pid>/environ, a crash report, a compromise) must not carry an admin credential.
+ */
+export function withoutOperatorToken(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { GATEWAY_OPERATOR_TOKEN: _token, ...rest } = env;
+  return rest;
+}

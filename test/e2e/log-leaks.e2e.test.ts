@@ -53,6 +53,20 @@ describe('logs that cannot leak', () => {
     expect(line).not.toContain('?');
   });
 
+  it('a card number in the path, percent-encoded as a client sends it grouped: the log line has it censored', async () => {
+    const pan = PLANTED_CARDS.encodedPath;
+    const grouped = pan.replace(/(\d{4})(?=\d)/g, '$1 ');
+    for (const [i, path] of [encodeURIComponent(grouped), encodeURIComponent(grouped.replace(/ /g, '-')).replace(/-/g, '%2D'), [...pan].map((d) => `%3${d}`).join('')].entries()) {
+      const id = `encoded-path-probe-${i}`;
+      const res = await send(`/v1/cards/${path}`, envelope('sale', {}, 'wrong-key'), { 'x-request-id': id });
+      expect(res.status).toBe(404);
+      const line = (await stack.api.waitForLog(id)).split('\n').find((l) => l.includes(id) && l.includes('"url"'));
+      expect(line).toBeDefined();
+      const decoded = decodeURIComponent(line!).replace(/[ -]/g, '');
+      expect(decoded).not.toContain(pan);
+    }
+  });
+
   it('a card number as x-request-id is replaced by a fresh id, shown in the answer; a plain id is kept', async () => {
     for (const id of [PLANTED_CARDS.requestId, PLANTED_CARDS.groupedRequestId.replace(/(\d{4})(?=\d)/g, '$1-')]) {
       const res = await send('/v1/token/retrieve', envelope('retrieve-token', { token: 'a'.repeat(64) }), { 'x-request-id': id });

@@ -177,7 +177,26 @@ describe('operators and the audit trail', () => {
     const events = await eventsAfter(from);
     expect(events.length).toBeGreaterThan(0);
     expect(JSON.stringify(events)).not.toContain(CANARY_CARDS.mastercard);
-    expect(events[0].target).toBe('[card-like number removed]');
+    expect(events[0].target).toBe('[card-like number]');
+  });
+
+  it('an operator cannot be named with a card number: refused naming --name, nothing stored', async () => {
+    for (const name of [CANARY_CARDS.visa2, CANARY_CARDS.visa2.replace(/(\d{4})(?=\d)/g, '$1-')]) {
+      const r = await as(adminToken, ['operator:create', '--name', name, '--role', 'viewer']);
+      expect(r.code).toBe(1);
+      expect(errorOf(r)).toMatch(/--name/);
+      expect(r.stdout + r.stderr).not.toContain(name);
+      const n = await withDb(process.env.DATABASE_URL!, async (db) => (await db.query(`SELECT count(*)::int AS n FROM operators WHERE name = $1`, [name])).rows[0].n);
+      expect(n).toBe(0);
+    }
+  });
+
+  it('no app process carries the admin token the suites run the CLI with', async () => {
+    expect(adminToken).toMatch(/^op_/);
+    const environ = require('node:fs').readFileSync(`/proc/${api.pid}/environ`, 'utf8') as string;
+    expect(environ).toContain('DATABASE_URL=');
+    expect(environ).not.toContain('GATEWAY_OPERATOR_TOKEN');
+    expect(environ).not.toContain(adminToken);
   });
 
   it('a revoked token is refused at once, by the CLI and by /admin; the last admin cannot be revoked', async () => {
@@ -258,6 +277,22 @@ describe('operators and the audit trail', () => {
       ]);
       const origins = new Set((await eventsAfter(from)).map((e) => e.origin));
       expect([...origins]).toEqual(['http 127.0.0.1']);
+    });
+
+    it('hostile path parameters are refused as usual and audited without a card number: no 503 for a NUL', async () => {
+      const from = await lastEventId();
+      const grouped = CANARY_CARDS.visa2.replace(/(\d{4})(?=\d)/g, '$1 ');
+      for (const [id, token] of [['%00', tokens.viewer], [encodeURIComponent(grouped), tokens.viewer], ['%00', undefined]] as const) {
+        const r = await fetch(`${api.url}/admin/deliveries/${id}/replay`, { method: 'POST', headers: token ? bearer(token) : {} });
+        expect(r.status).toBe(token ? 403 : 401);
+      }
+      const events = await eventsAfter(from);
+      expect(events.map((e) => [e.operator_name, e.target, e.outcome])).toEqual([
+        [`viewer-${suffix}`, '\uFFFD', 'refused'],
+        [`viewer-${suffix}`, '[card-like number]', 'refused'],
+        [null, '\uFFFD', 'refused'],
+      ]);
+      expect(JSON.stringify(events)).not.toContain(CANARY_CARDS.visa2.slice(0, 4) + ' ');
     });
 
     it('GETs are not audited; every /admin request records the operator as used', async () => {

@@ -11,6 +11,7 @@ import {
   startPrivateRedisServer,
 } from '../../scripts/lib/local-servers';
 import { merchantInternalId, roleUrl } from '../../scripts/lib/database';
+import { withoutOperatorToken } from '../../scripts/lib/operators';
 import { appEntry, cliEntry, lastJsonLine, repoRoot, runNode, sleep, within } from '../../scripts/lib/processes';
 import { remember } from './leftovers';
 
@@ -86,9 +87,8 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
     proc = spawn(process.execPath, [entry], {
       cwd: root,
       env: {
-        ...process.env,
-        HOST: '127.0.0.1',
-        ...env,
+        ...withoutOperatorToken({ ...process.env, ...env }),
+        HOST: env.HOST ?? '127.0.0.1',
         // Each app as its own role (roles.ts), as in production: a statement outside its grants fails the suite.
         ...(opts.databaseUser === 'owner' ? {} : { DATABASE_URL: roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, name, { ...process.env, ...env }) }),
         [name === 'api' ? 'PORT' : 'HEALTH_PORT']: String(port),

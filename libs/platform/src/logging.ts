@@ -4,7 +4,7 @@ import { LoggerModule } from 'nestjs-pino';
 import pino from 'pino';
 import type { DynamicModule } from '@nestjs/common';
 import { currentCorrelationId } from './correlation';
-import { guardProcessErrors, safeError, scrubCardNumbers } from './safe-error';
+import { guardProcessErrors, hasCardLikeNumber, safeError, scrubCardNumbers } from './safe-error';
 
 const CARD_FIELDS = ['cardNumber', 'cardSecurityCode', 'cardExpirationDate', 'cardHolder', 'pan', 'securityCode', 'sealedCard', 'merchantKey'];
 
@@ -46,11 +46,22 @@ export function requestIdOf(req: IncomingMessage): string {
   return (memo[CHOSEN] = typeof h === 'string' && isSafeRequestId(h) ? h : randomUUID());
 }
 
-/** The path of a request URL: the query string can carry anything a caller typed, and is never logged. */
+/** A percent-escape of an ASCII character (a space, a dash, a digit); escapes of other bytes are left alone. */
+const ASCII_ESCAPE = /%([0-7][0-9A-Fa-f])/g;
+
+/**
+ * The path of a request URL: the query string can carry anything a caller typed, and is never
+ * logged. The path is logged as sent unless it holds a card-like number once its ASCII escapes
+ * are decoded: a client sends a number typed with spaces as `4111%201111%201111%201111`, which
+ * the censor (spaces and dashes between digits) would not see in the raw form; such a path is
+ * logged decoded and censored.
+ */
 export function pathOf(url: string | undefined): string {
   if (!url) return '';
   const q = url.search(/[?#]/);
-  return scrubCardNumbers(q < 0 ? url : url.slice(0, q));
+  const path = q < 0 ? url : url.slice(0, q);
+  const decoded = path.replace(ASCII_ESCAPE, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  return hasCardLikeNumber(decoded) ? scrubCardNumbers(decoded) : path;
 }
 
 /**

@@ -67,4 +67,11 @@ describe('request ids', () => {
     expect(pathOf('/v1/x#frag')).toBe('/v1/x');
     expect(pathOf('/v1/4111111111111111')).toBe(`/v1/${CARD_LIKE_CENSOR}`);
   });
+
+  it('censors a card number in the path however it is percent-encoded, and leaves other paths as sent', () => {
+    for (const p of ['/v1/4111%201111%201111%201111', '/v1/4111%2D1111%2d1111%2D1111', '/v1/%34%31%31%31111111111111', '/v1/%ZZ/4111%201111%201111%201111']) {
+      expect(pathOf(p)).not.toMatch(/4111/);
+    }
+    expect(pathOf('/v1/a%2Fb%20c')).toBe('/v1/a%2Fb%20c');
+  });
 });

@@ -5,7 +5,7 @@ import { BlockedAddressError, guardedLookup, ipv6Bytes, isForbidden, loopbackEnt
 describe('webhook address guard (DESIGN.md 3.8)', () => {
   const none = parseAllowList('');
 
-  it.each(['10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '127.0.0.1', '127.9.9.9', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', '::', 'fe80::1', 'fd12:3456::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::7f00:1', '::ffff:0:7f00:1'])(
+  it.each(['10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '127.0.0.1', '127.9.9.9', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', '::', 'fe80::1', 'fec0::1', 'feff::1', 'fd12:3456::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::7f00:1', '::ffff:0:7f00:1'])(
     'refuses %s',
     (ip) => expect(isForbidden(ip, none)).toBe(true),
   );

@@ -9,7 +9,7 @@ for (const [net, bits] of [
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) FORBIDDEN_V4.addSubnet(net, bits, 'ipv4');
 /**
- * IPv6 ranges refused as such: unique-local, link-local, multicast, NAT64's local-use prefix
+ * IPv6 ranges refused as such: unique-local, link-local, site-local, multicast, NAT64's local-use prefix
  * (RFC 8215: its gateway is ours to choose, so where it leads is unknown), 6to4 (2002::/16) and
  * Teredo (2001::/32), whose relays carry the packet to an IPv4 address that may be private. The
  * forms that embed one IPv4 address (mapped, compatible, translated, NAT64 64:ff9b::/96) are
@@ -18,6 +18,8 @@ for (const [net, bits] of [
 const FORBIDDEN_V6: ReadonlyArray<readonly [string, number, string]> = [
   ['fc00::', 7, 'a unique-local address'],
   ['fe80::', 10, 'a link-local address'],
+  // Deprecated (RFC 3879) but still routed inside the sites that kept it, like unique-local.
+  ['fec0::', 10, 'a site-local address'],
   ['ff00::', 8, 'a multicast address'],
   ['64:ff9b:1::', 48, 'a local-use NAT64 address'],
   ['2002::', 16, 'a 6to4 address (it reaches an IPv4 host through a relay)'],

@@ -1,5 +1,5 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { isOperatorRole, newOperatorToken, OPERATOR_NAME, OPERATOR_ROLES, OperatorsRepository, RefusedError } from '@app/persistence';
+import { isOperatorName, isOperatorRole, newOperatorToken, OPERATOR_ROLES, OperatorsRepository, RefusedError } from '@app/persistence';
 import { CliError, printJson } from '../output';
 import { Guarded } from './guarded';
 import { OperatorSession } from './operator-session';
@@ -7,7 +7,7 @@ import { OperatorSession } from './operator-session';
 const nameOf = (v: string | undefined): string => {
   const name = v?.trim();
   if (!name) throw new CliError('--name is required');
-  if (!OPERATOR_NAME.test(name)) throw new CliError('--name must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit)');
+  if (!isOperatorName(name)) throw new CliError('--name must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit), and not a card number');
   return name;
 };
 
