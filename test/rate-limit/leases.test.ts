@@ -30,7 +30,7 @@ describe('rate limiter leases (real Redis)', () => {
   /** Sends `n` requests at once; how many were admitted and refused. */
   async function burst(service: RateLimitService, merchantId: string, n: number): Promise<{ admitted: number; refused: number }> {
     const merchant = { id: merchantId, limits: { writesPerS: null, readsPerS: null } };
-    const outcomes = await Promise.allSettled(Array.from({ length: n }, () => service.admit(merchant, 'writes')));
+    const outcomes = await Promise.allSettled(Array.from({ length: n }, async () => service.admit(merchant, 'writes')));
     for (const o of outcomes) if (o.status === 'rejected' && !(o.reason instanceof RateLimitedError)) throw o.reason;
     const admitted = outcomes.filter((o) => o.status === 'fulfilled').length;
     return { admitted, refused: n - admitted };

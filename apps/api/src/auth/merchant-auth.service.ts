@@ -45,7 +45,9 @@ export class MerchantAuthService {
    */
   async admit(merchantId: string, merchantKey: string, budget: Budget): Promise<string> {
     const merchant = await this.authenticate(merchantId, merchantKey);
-    await this.limits.admit(merchant, budget);
+    // Usually answered from the replica's lease without a promise (see RateLimitService.admit).
+    const fetching = this.limits.admit(merchant, budget);
+    if (fetching) await fetching;
     return merchant.id;
   }
 
