@@ -34,6 +34,8 @@ export function isSafeRequestId(id: string): boolean {
 }
 
 const CHOSEN = Symbol('requestId');
+/** Probes, polled all the time: not worth a log line each. */
+const UNLOGGED_PATHS = new Set(['/health', '/metrics']);
 
 /**
  * The request's id: the caller's x-request-id when it is safe, else a new one. Memoized on the
@@ -64,17 +66,17 @@ export function pathOf(url: string | undefined): string {
   return hasCardLikeNumber(decoded) ? scrubCardNumbers(decoded) : path;
 }
 
-/**
- * The pino options every app logs with: errors go through `safeError` (code and scrubbed
- * message, never parameters or driver details), card-shaped numbers in a message string are
- * censored, and the paths in REDACT_PATHS are censored in objects.
- */
 /** An `err` or `error` field: an object (an Error or anything thrown) in its safe form; a plain value as it is, scrubbed. */
 function errorField(v: unknown): unknown {
   if (typeof v === 'object' && v !== null) return safeError(v);
   return typeof v === 'string' ? scrubCardNumbers(v) : v;
 }
 
+/**
+ * The pino options every app logs with: errors go through `safeError` (code and scrubbed
+ * message, never parameters or driver details), card-shaped numbers in a message string are
+ * censored, and the paths in REDACT_PATHS are censored in objects.
+ */
 export const SAFE_LOG_OPTIONS = {
   redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
   serializers: { err: errorField, error: errorField },
@@ -106,7 +108,8 @@ export function loggingModule(app: string, level: string): DynamicModule {
           const correlationId = currentCorrelationId();
           return correlationId ? { correlationId } : {};
         },
-        autoLogging: { ignore: (req) => pathOf(req.url) === '/health' || pathOf(req.url) === '/metrics' },
+        // Decided on the bare path (no query string), without the card check pathOf adds for logging.
+        autoLogging: { ignore: (req) => UNLOGGED_PATHS.has((req.url ?? '').split('?', 1)[0]) },
         serializers: {
           ...SAFE_LOG_OPTIONS.serializers,
           req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: pathOf(req.url) }),
