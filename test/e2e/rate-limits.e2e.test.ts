@@ -148,7 +148,8 @@ describe('per-merchant rate limits', () => {
     for (const [answers, windows] of [[sales, w1], [adds, w2]] as const) {
       expect(admitted(answers).length).toBeGreaterThanOrEqual(WRITES_PER_S);
       expect(admitted(answers).length).toBeLessThanOrEqual(WRITES_PER_S * windows);
-      for (const a of admitted(answers)) expect(a.status).toBe(200);
+      // 202: a sale whose outcome took longer than SALE_SYNC_WAIT_MS on a busy machine; recorded all the same.
+      for (const a of admitted(answers)) expect([200, 202]).toContain(a.status);
       expect(limited(answers).length).toBeGreaterThan(0);
       for (const a of limited(answers)) expect429(a, WRITES);
     }
