@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { SANDBOX_CARDS } from '../fixtures/cards';
 import { eventually, HttpResult, MerchantCredentials, post, runCliRaw } from './stack';
@@ -15,12 +16,15 @@ export function receiverOf(baseUrl: string, m: MerchantCredentials) {
     post(baseUrl, '/v1/receiver', { 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } }, headers);
 }
 
+// Unique across the run: jest gives each test file fresh module state (the counter restarts) in
+// one process (the same pid), and the suites share one database.
+const run = randomBytes(4).toString('hex');
 let ref = 0;
 
 /** A sale or authorization body for an approving sandbox card, with a listener so webhooks are due. */
 export function saleBody(amount: number, listener = 'https://merchant.example/listener'): Json {
   return {
-    order: { reference: `M-${process.pid}-${++ref}`, totalAmount: amount },
+    order: { reference: `M-${run}-${++ref}`, totalAmount: amount },
     payment: {
       acquirer: 26, method: 1, amount, currency: '986', country: 'BRA', numberOfPayments: 1, flag: 'visa',
       cardHolder: 'MODEL CHECK', cardNumber: SANDBOX_CARDS[1], cardSecurityCode: '0917', cardExpirationDate: '203012',
