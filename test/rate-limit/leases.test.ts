@@ -16,6 +16,16 @@ describe('rate limiter leases (real Redis)', () => {
   const replicas: RateLimitService[] = [];
   const quiet = { warn: () => undefined, info: () => undefined } as unknown as PinoLogger;
 
+  /** Until its Redis connection is up, a replica counts on its own (the fallback): these tests are about the shared count. */
+  async function connected(service: RateLimitService): Promise<RateLimitService> {
+    const client = (service as unknown as { redis: Redis }).redis;
+    for (let i = 0; client.status !== 'ready'; i++) {
+      if (i > 200) throw new Error(`the replica's Redis connection is ${client.status} after 10 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return service;
+  }
+
   function replica(writesPerS: number): RateLimitService {
     const config = {
       base: { redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', queuePrefix: prefix },
@@ -52,7 +62,7 @@ describe('rate limiter leases (real Redis)', () => {
   });
 
   it('admits a merchant its budget and no more, asking Redis once per lease, not once per request', async () => {
-    const service = replica(1_000);
+    const service = await connected(replica(1_000));
     const merchant = randomUUID();
     await freshWindow();
     const first = await burst(service, merchant, 600);
@@ -66,7 +76,7 @@ describe('rate limiter leases (real Redis)', () => {
   });
 
   it('concurrent requests of one merchant wait for one lease instead of each taking one', async () => {
-    const service = replica(1_000);
+    const service = await connected(replica(1_000));
     const merchant = randomUUID();
     await freshWindow();
     expect(await burst(service, merchant, 5)).toEqual({ admitted: 5, refused: 0 });
@@ -75,7 +85,7 @@ describe('rate limiter leases (real Redis)', () => {
   });
 
   it('two replicas share one budget: together they admit at most the rate, losing at most a lease each', async () => {
-    const [a, b] = [replica(1_000), replica(1_000)];
+    const [a, b] = await Promise.all([connected(replica(1_000)), connected(replica(1_000))]);
     const merchant = randomUUID();
     await freshWindow();
     const results = await Promise.all([burst(a, merchant, 700), burst(b, merchant, 700)]);
@@ -85,7 +95,7 @@ describe('rate limiter leases (real Redis)', () => {
   });
 
   it('under LEASES_PER_S requests per second a lease is one request: the count is exact', async () => {
-    const service = replica(20);
+    const service = await connected(replica(20));
     const merchant = randomUUID();
     await freshWindow();
     expect(await burst(service, merchant, 30)).toEqual({ admitted: 20, refused: 10 });
