@@ -10,6 +10,13 @@ describe('scrubCardNumbers', () => {
   it.each(['1764600000001', '4111111111111112', '0a1b2c3d-1234-4321-8888-123456789012', 'order 12345', '41111111111111111111'])('keeps %s (not a Luhn-valid 13-19 digit run)', (s) => {
     expect(scrubCardNumbers(s)).toBe(s);
   });
+
+  it('keeps UUIDs whole, whose digit groups can look like a grouped card number', () => {
+    // 61374124-2924-47 is 14 Luhn-valid digits in dash-separated groups.
+    for (const id of ['61374124-2924-47b7-8226-73b793cb425b', '61374124-2924-47B7-8226-73B793CB425B']) expect(scrubCardNumbers(`job ${id} attempt 1`)).toBe(`job ${id} attempt 1`);
+    // Still a card number beside an id.
+    expect(scrubCardNumbers('job 61374124-2924-47b7-8226-73b793cb425b card 4111 1111 1111 1111')).toBe(`job 61374124-2924-47b7-8226-73b793cb425b card ${CARD_LIKE_CENSOR}`);
+  });
 });
 
 describe('safeError', () => {
