@@ -1,7 +1,7 @@
 // Unit specs live beside the code; integration and end-to-end suites live in test/.
 // ts-jest in isolated mode only transpiles (the build's tsc run type-checks), which keeps runs fast.
 const moduleNameMapper = {
-  '^@app/(acquirer|contracts|messaging|card|vault|persistence|platform|split|webhooks)(|/.*)$': '<rootDir>/libs/$1/src$2',
+  '^@app/([a-z-]+)(|/.*)$': '<rootDir>/libs/$1/src$2',
 };
 const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] };
 module.exports = {
