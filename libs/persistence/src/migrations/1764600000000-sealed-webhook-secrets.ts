@@ -13,7 +13,7 @@ const CHUNK = 1000;
 function secretsKeyring(rows: number, doing: string): Keyring {
   const r = new EnvReader();
   const base = readBaseConfig(r);
-  // Read here rather than through @app/boot, which imports this library: no cycle between the two.
+  // Read here, not through libs/boot: boot imports this library, so that would be a cycle.
   const spec = readKeyVariable(r, base, 'SECRETS_KEKS');
   const ring = (spec && r.parse('SECRETS_KEKS', () => parseKeyring(spec, 'SECRETS_KEKS'))) as Keyring;
   try {
