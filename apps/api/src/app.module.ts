@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { appImports } from '@app/platform';
+import { appImports } from '@app/boot';
 import { ApiConfig } from './config/api.config';
 import { MerchantAuthService } from './auth/merchant-auth.service';
 import { HttpExceptionFilter } from './errors/http-exception.filter';

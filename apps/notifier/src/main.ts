@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { WorkerPatterns } from '@app/contracts';
-import { bootWorker, exitOnBootFailure } from '@app/platform';
+import { bootWorker, exitOnBootFailure } from '@app/boot';
 import { loadNotifierConfig } from './config/notifier.config';
 import { NotifierModule } from './notifier.module';
 

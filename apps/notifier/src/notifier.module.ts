@@ -2,7 +2,7 @@ import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/co
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { DeliveriesRepository } from '@app/persistence';
-import { appImports } from '@app/platform';
+import { appImports } from '@app/boot';
 import { DELIVERY_QUEUE } from '@app/webhooks';
 import { NotifierConfig } from './config/notifier.config';
 import { DeliveriesService } from './deliveries/deliveries.service';

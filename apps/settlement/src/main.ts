@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { WorkerPatterns } from '@app/contracts';
-import { bootWorker, exitOnBootFailure } from '@app/platform';
+import { bootWorker, exitOnBootFailure } from '@app/boot';
 import { loadSettlementConfig } from './config/settlement.config';
 import { SettlementModule } from './settlement.module';
 

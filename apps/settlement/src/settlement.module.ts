@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LedgerRepository } from '@app/persistence';
-import { appImports } from '@app/platform';
+import { appImports } from '@app/boot';
 import { SettlementConfig } from './config/settlement.config';
 import { SettlementHandler } from './split/settlement.handler';
 import { SettlementService } from './split/settlement.service';

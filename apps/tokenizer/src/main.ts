@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Patterns, WorkerPatterns } from '@app/contracts';
-import { bootWorker, exitOnBootFailure } from '@app/platform';
+import { bootWorker, exitOnBootFailure } from '@app/boot';
 import { loadTokenizerConfig } from './config/tokenizer.config';
 import { TokenizerModule } from './tokenizer.module';
 

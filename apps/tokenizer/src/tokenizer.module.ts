@@ -4,7 +4,7 @@ import { lastValueFrom } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { BullMqClient, withJobId } from '@app/messaging';
 import { OperationsRepository, OutboxRelay, TransactionsRepository } from '@app/persistence';
-import { appImports, queueClient } from '@app/platform';
+import { appImports, queueClient } from '@app/boot';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
 import { TokenizerConfig } from './config/tokenizer.config';
 import { PaymentsHandler } from './payments/payments.handler';

@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { Keyring, parseKeyring } from '@app/vault/keyring';
 import { join } from 'node:path';
 
 /**
@@ -145,12 +144,6 @@ export function readKeyVariable(r: EnvReader, base: BaseConfig, name: string): s
     r.problem(`${name} is required in ${base.nodeEnv}`);
   }
   return '';
-}
-
-/** A keyring variable (`kid:base64,...[;active=kid]`), read as readKeyVariable does; problems are recorded on `r`. */
-export function readKeyring(r: EnvReader, base: BaseConfig, name: string): Keyring {
-  const spec = readKeyVariable(r, base, name);
-  return (spec && r.parse(name, () => parseKeyring(spec, name))) as Keyring;
 }
 
 export function devKeysPath(dataDir: string): string {

@@ -1,5 +1,6 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
-import { BaseConfig, EnvReader, readBaseConfig, readDefaultFeePlan, readKeyVariable } from '@app/platform';
+import { readDefaultFeePlan } from '@app/boot';
+import { BaseConfig, EnvReader, readBaseConfig, readKeyVariable } from '@app/platform';
 import { Keyring, parseKeyring } from '@app/vault';
 
 export class ApiConfig {

@@ -1,5 +1,5 @@
 import { Provider } from '@nestjs/common';
-import { queueClient } from '@app/platform';
+import { queueClient } from '@app/boot';
 import { ApiConfig } from '../config/api.config';
 
 export const GATEWAY_CLIENT = Symbol('GATEWAY_CLIENT');

@@ -1,5 +1,6 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
-import { BaseConfig, EnvReader, readBaseConfig, readDefaultFeePlan } from '@app/platform';
+import { readDefaultFeePlan } from '@app/boot';
+import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
 
 export class CliConfig {
   base: BaseConfig;

@@ -1,5 +1,6 @@
 import type { BlockList } from 'node:net';
-import { BaseConfig, EnvReader, readBaseConfig, readKeyring } from '@app/platform';
+import { readKeyring } from '@app/boot';
+import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
 import type { Keyring } from '@app/vault';
 import { loopbackEntries, parseAllowList } from '@app/webhooks';
 

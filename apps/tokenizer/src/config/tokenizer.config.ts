@@ -1,4 +1,5 @@
-import { BaseConfig, EnvReader, readBaseConfig, readKeyring } from '@app/platform';
+import { readKeyring } from '@app/boot';
+import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
 import { Keyring } from '@app/vault';
 
 export interface VaultKeys {

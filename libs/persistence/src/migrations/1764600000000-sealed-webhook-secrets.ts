@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { EnvReader, readBaseConfig, readKeyring } from '@app/platform/env';
-import { Keyring } from '@app/vault';
+import { EnvReader, readBaseConfig, readKeyVariable } from '@app/platform/env';
+import { Keyring, parseKeyring } from '@app/vault/keyring';
 import { openWebhookSecrets, sealWebhookSecrets, writeSealedSecrets } from '../merchants/webhook-secret-seal';
 import type { Queryable } from './1764500000000-merchant-public-ids';
 
@@ -13,7 +13,9 @@ const CHUNK = 1000;
 function secretsKeyring(rows: number, doing: string): Keyring {
   const r = new EnvReader();
   const base = readBaseConfig(r);
-  const ring = readKeyring(r, base, 'SECRETS_KEKS');
+  // Read here, not through libs/boot: boot imports this library, so that would be a cycle.
+  const spec = readKeyVariable(r, base, 'SECRETS_KEKS');
+  const ring = (spec && r.parse('SECRETS_KEKS', () => parseKeyring(spec, 'SECRETS_KEKS'))) as Keyring;
   try {
     r.done('migration SealedWebhookSecrets');
   } catch (e) {

@@ -1,6 +1,6 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
 import { percentToPpm } from '@app/split';
-import { EnvReader } from './env';
+import type { EnvReader } from '@app/platform';
 
 /**
  * The fee plan of a merchant without its own row for a key (so a new merchant sells at once):

@@ -1,5 +1,5 @@
 import { BullMqClient } from '@app/messaging';
-import type { BaseConfig } from './env';
+import type { BaseConfig } from '@app/platform';
 
 /** The transport's caller side, configured the same way in every app that sends or emits. */
 export function queueClient(base: BaseConfig, replyTimeoutMs?: number): BullMqClient {

@@ -2,9 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { BullMqServer } from '@app/messaging';
-import type { BaseConfig } from './env';
-import { safeErrorText } from './safe-error';
-import { drainOnSignals } from './shutdown';
+import { type BaseConfig, drainOnSignals, safeErrorText } from '@app/platform';
 
 export interface WorkerBoot {
   app: string;

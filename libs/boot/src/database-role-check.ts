@@ -1,7 +1,7 @@
 import { DynamicModule, Logger, Module, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { databaseIdentity, identityProblem, RoleOwner } from '@app/persistence';
-import type { BaseConfig } from './env';
+import type { BaseConfig } from '@app/platform';
 
 /**
  * At boot: who is this app connected as? In production a superuser or the tables' owner (who

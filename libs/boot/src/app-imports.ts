@@ -2,9 +2,7 @@ import type { DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions, RoleOwner } from '@app/persistence';
 import { DatabaseRoleCheckModule } from './database-role-check';
-import type { BaseConfig } from './env';
-import { loggingModule } from './logging';
-import { OpsModule } from './ops.module';
+import { type BaseConfig, loggingModule, OpsModule } from '@app/platform';
 
 /** What every app imports: redacting logs, Postgres (and the check of who it connects as), and /health + /metrics. */
 export function appImports(app: Exclude<RoleOwner, 'cli'>, base: BaseConfig, dbPoolSize: number): DynamicModule[] {
