@@ -1,6 +1,6 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
 import { BaseConfig, EnvReader, readBaseConfig, readDefaultFeePlan, readKeyVariable } from '@app/platform';
-import { Keyring, parseKeyring } from '@app/vault';
+import { Keyring, parseKeyring } from '@app/vault/keyring';
 
 export class ApiConfig {
   base: BaseConfig;

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource, QueryFailedError } from 'typeorm';
-import { cardFingerprint, Keyring, openCardRecord, VaultDecryptError } from '@app/vault';
+import { Keyring } from '@app/vault/keyring';
+import { cardFingerprint, openCardRecord, VaultDecryptError } from '@app/vault/records';
 
 interface Row {
   token: string;

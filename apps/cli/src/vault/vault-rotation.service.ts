@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Keyring, rewrapRecord } from '@app/vault';
+import { Keyring } from '@app/vault/keyring';
+import { rewrapRecord } from '@app/vault/records';
 import type { RotationTarget } from '../keys/key-rotation';
 
 interface Row {

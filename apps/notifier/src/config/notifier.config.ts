@@ -1,6 +1,6 @@
 import type { BlockList } from 'node:net';
 import { BaseConfig, EnvReader, readBaseConfig, readKeyring } from '@app/platform';
-import type { Keyring } from '@app/vault';
+import type { Keyring } from '@app/vault/keyring';
 import { loopbackEntries, parseAllowList } from '@app/webhooks';
 
 export class NotifierConfig {

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { DeliveriesRepository, DeliveryRow, openWebhookSecrets, WebhookSecrets } from '@app/persistence';
-import { SecretKeyMissingError, SecretOpenError } from '@app/vault';
+import { SecretKeyMissingError, SecretOpenError } from '@app/vault/secrets';
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, MAX_ATTEMPTS, retryDelayMs, WEBHOOK_BACKOFF } from '@app/webhooks';
 import { NotifierConfig } from '../config/notifier.config';
 import { attemptDuration, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';

@@ -1,5 +1,5 @@
 import { BaseConfig, EnvReader, readBaseConfig, readKeyring } from '@app/platform';
-import { Keyring } from '@app/vault';
+import { Keyring } from '@app/vault/keyring';
 
 export interface VaultKeys {
   /** Opens the API's sealed card payloads. */

@@ -2,7 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Billing, ClearCard, DomainError, ErrorCodes, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
 import { maskPan, validateCard, ValidCard } from '@app/card';
-import { cardFingerprints, openCardRecord, openJson, sealCardRecord } from '@app/vault';
+import { openJson } from '@app/vault/transit';
+import { cardFingerprints, openCardRecord, sealCardRecord } from '@app/vault/records';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokenCardRow, TokenCardsRepository } from './token-cards.repository';
 

@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { EnvReader, readBaseConfig, readKeyring } from '@app/platform/env';
-import { Keyring } from '@app/vault';
+import { Keyring } from '@app/vault/keyring';
 import { openWebhookSecrets, sealWebhookSecrets, writeSealedSecrets } from '../merchants/webhook-secret-seal';
 import type { Queryable } from './1764500000000-merchant-public-ids';
 
