@@ -4,8 +4,8 @@ import { Billing, ClearCard, DomainError, ErrorCodes, TokenAddRequest, TokenRetr
 import { maskPan, validateCard, ValidCard } from '@app/card';
 import { openJson } from '@app/vault/transit';
 import { cardFingerprints, openCardRecord, sealCardRecord } from '@app/vault/records';
+import { TokenCardRow, TokenCardsRepository } from '@app/vault-store';
 import { TokenizerConfig } from '../config/tokenizer.config';
-import { TokenCardRow, TokenCardsRepository } from './token-cards.repository';
 
 /** The vault's token use cases. The only code that ever sees a clear card number. */
 @Injectable()
