@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '@app/persistence';
-import { NewTokenCard, TokenCardsRepository } from '../../apps/tokenizer/src/tokens/token-cards.repository';
+import { NewTokenCard, TokenCardsRepository } from '@app/vault-store';
 
 jest.setTimeout(60_000);
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { Client } from 'pg';
-import { generateKeySpec } from '@app/vault';
+import { generateKeySpec } from '@app/vault/keyring';
 import { createMerchant, MerchantCredentials, post, runCli, startStack, Stack } from '../support/stack';
 import { luhnComplete as luhn } from '../fixtures/cards';
 

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { DELIVERY_QUEUE } from '@app/webhooks';
+import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { createMerchant, eventually, MerchantCredentials, post, runCli, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 import { Listener, Received } from '../support/listener';

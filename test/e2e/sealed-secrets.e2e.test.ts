@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { openWebhookSecrets, sealedOf, SealedSecretColumns } from '@app/persistence';
-import { generateKeySpec, parseKeyring } from '@app/vault';
+import { generateKeySpec, parseKeyring } from '@app/vault/keyring';
 import { receiverOf, saleBody } from '../support/money';
 import { Listener, Received } from '../support/listener';
 import { createMerchant, eventually, MerchantCredentials, runCli, runCliRaw, Stack, startStack } from '../support/stack';

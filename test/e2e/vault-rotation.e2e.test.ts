@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { Client } from 'pg';
-import { decryptRecord, generateKeySpec, parseKeyring } from '@app/vault';
+import { generateKeySpec, parseKeyring } from '@app/vault/keyring';
+import { decryptRecord } from '@app/vault/records';
 import { createMerchant, post, runCli, startStack, Stack } from '../support/stack';
 import { BULK_CARD_COUNT, bulkCards } from '../fixtures/cards';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QueryRunner } from 'typeorm';
 import { newMerchantPublicId, openWebhookSecrets, sealedOf } from '@app/persistence';
 import { SealedWebhookSecrets1764600000000 } from '@app/persistence/migrations/1764600000000-sealed-webhook-secrets';
-import { parseKeyring } from '@app/vault';
+import { parseKeyring } from '@app/vault/keyring';
 import { MERCHANTS_BEFORE_PUBLIC_IDS, scratchSchema, ScratchSchema } from '../support/scratch-schema';
 
 jest.setTimeout(60_000);

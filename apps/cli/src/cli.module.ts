@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
 import { AuditTrail, databaseIdentity, dataSourceOptions, DeliveriesRepository, identityProblem, OperatorsRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { TokenCardKeysRepository } from '@app/vault-store';
 import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
@@ -52,6 +53,7 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     MerchantCreateCommand,
     MerchantRotateKeyCommand,
     MerchantSetLimitsCommand,
+    TokenCardKeysRepository,
     VaultRotateKeyCommand,
     VaultRotationService,
     SecretsRotation,

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { DeliveriesRepository } from '@app/persistence';
 import { appImports } from '@app/boot';
-import { DELIVERY_QUEUE } from '@app/webhooks';
+import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { NotifierConfig } from './config/notifier.config';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorker } from './deliveries/delivery.worker';

@@ -14,7 +14,7 @@ import { AUTHORIZE_QUEUE, PendingSalesReconciler } from './payments/pending-sale
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { Patterns } from '@app/contracts';
-import { TokenCardsRepository } from './tokens/token-cards.repository';
+import { TokenCardsRepository } from '@app/vault-store';
 import { TokensHandler } from './tokens/tokens.handler';
 import { TokensService } from './tokens/tokens.service';
 

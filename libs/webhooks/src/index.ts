@@ -1,4 +1,4 @@
+// Pure webhook rules: the retry schedule and which addresses a webhook may reach. The I/O side
+// (DNS-pinned lookups, the delivery queue, replays) is `@app/webhooks/delivery`.
 export * from './schedule';
-export * from './address-guard';
-export * from './delivery-queue';
-export * from './replay';
+export * from './address-rules';

@@ -2,7 +2,7 @@ import { OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { Events, Patterns } from '@app/contracts';
-import { DELIVERY_QUEUE } from '@app/webhooks';
+import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 
 /**
  * Queues whose job data the dashboard never shows: the request/reply ones carry sealed card data,

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeController } from '@nestjs/swagger';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { DeliveriesRepository, DeliveryRow, DeliveryStatus, MerchantsRepository } from '@app/persistence';
-import { replayDelivery } from '@app/webhooks';
+import { replayDelivery } from '@app/webhooks/delivery';
 import { AdminQueues } from './admin-queues';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked'];

@@ -1,7 +1,7 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
 import { readDefaultFeePlan } from '@app/boot';
 import { BaseConfig, EnvReader, readBaseConfig, readKeyVariable } from '@app/platform';
-import { Keyring, parseKeyring } from '@app/vault';
+import { Keyring, parseKeyring } from '@app/vault/keyring';
 
 export class ApiConfig {
   base: BaseConfig;

@@ -6,7 +6,7 @@ import { AuthorizeRequest, CancelRequest, CaptureRequest, DomainError, ErrorCode
 import { detectBrand, maskPan } from '@app/card';
 import { LedgerRepository, toTransactionView, TransactionsRepository } from '@app/persistence';
 import { RemoteError, ReplyTimeoutError, TransportUnavailableError, withJobId } from '@app/messaging';
-import { sealJson } from '@app/vault';
+import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
 import { SaleTermsService } from '../split/sale-terms.service';

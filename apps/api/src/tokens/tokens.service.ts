@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import { Patterns, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
-import { sealJson } from '@app/vault';
+import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
 import { TokenAddInput } from './token.dto';

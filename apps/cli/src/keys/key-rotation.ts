@@ -1,4 +1,4 @@
-import type { Keyring } from '@app/vault';
+import type { Keyring } from '@app/vault/keyring';
 import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
 import { addDevKeyVersion, keyringSource, KeyringVariable } from './keyrings';

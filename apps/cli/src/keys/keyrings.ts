@@ -1,6 +1,6 @@
 import { chmodSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { devKeysPath, readDevKeys } from '@app/platform';
-import { generateKeySpec, Keyring, parseKeyring } from '@app/vault';
+import { generateKeySpec, Keyring, parseKeyring } from '@app/vault/keyring';
 import { CliConfig } from '../config/cli.config';
 import { CliError } from '../output';
 

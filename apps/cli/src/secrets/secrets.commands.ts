@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { MerchantsRepository } from '@app/persistence';
-import type { Keyring } from '@app/vault';
+import type { Keyring } from '@app/vault/keyring';
 import { CliConfig } from '../config/cli.config';
 import { parseBatchSize, parseMaxBatches, RotationOptions, RotationTarget, runKeyRotation } from '../keys/key-rotation';
 import { Guarded } from '../operators/guarded';

@@ -1,17 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DataSource, QueryFailedError } from 'typeorm';
-import { cardFingerprint, Keyring, openCardRecord, VaultDecryptError } from '@app/vault';
-
-interface Row {
-  token: string;
-  merchant_id: string;
-  exp_year: number;
-  exp_month: number;
-  kek_id: string;
-  wrapped_key: Buffer;
-  ciphertext: Buffer;
-}
+import { QueryFailedError } from 'typeorm';
+import { Keyring } from '@app/vault/keyring';
+import { cardFingerprint, openCardRecord, VaultDecryptError } from '@app/vault/records';
+import { TokenCardKeysRepository } from '@app/vault-store';
 
 export interface RefingerprintProgress {
   /** The active fingerprint key: where every row moves. */
@@ -38,7 +30,6 @@ export interface RefingerprintOptions {
   pauseMs?: number;
 }
 
-const KID_OF = `split_part(fingerprint, '.', 1)`;
 const UNIQUE_VIOLATION = '23505';
 
 /**
@@ -55,17 +46,15 @@ const UNIQUE_VIOLATION = '23505';
  */
 @Injectable()
 export class RefingerprintService {
-  constructor(private readonly db: DataSource) {}
+  constructor(private readonly vault: TokenCardKeysRepository) {}
 
-  async countRemaining(fingerprints: Keyring): Promise<number> {
-    const rows: { n: number }[] = await this.db.query(`SELECT count(*)::int AS n FROM vault.token_cards WHERE ${KID_OF} <> $1`, [fingerprints.active.kid]);
-    return rows[0].n;
+  countRemaining(fingerprints: Keyring): Promise<number> {
+    return this.vault.countNotUnderFingerprintKid(fingerprints.active.kid);
   }
 
   /** Rows per fingerprint kid, for the operator's last check before removing a key. */
-  async countByKid(): Promise<Record<string, number>> {
-    const rows: { kid: string; n: number }[] = await this.db.query(`SELECT ${KID_OF} AS kid, count(*)::int AS n FROM vault.token_cards GROUP BY 1 ORDER BY 1`);
-    return Object.fromEntries(rows.map((r) => [r.kid, r.n]));
+  countByKid(): Promise<Record<string, number>> {
+    return this.vault.countByFingerprintKid();
   }
 
   async refingerprintAll(fingerprints: Keyring, kek: Keyring, opts: RefingerprintOptions, onProgress: (event: 'start' | 'progress', p: RefingerprintProgress) => void): Promise<RefingerprintProgress> {
@@ -106,12 +95,8 @@ export class RefingerprintService {
   }
 
   private batch(fingerprints: Keyring, kek: Keyring, after: string, batchSize: number) {
-    return this.db.transaction(async (tx) => {
-      const rows: Row[] = await tx.query(
-        `SELECT token, merchant_id, exp_year, exp_month, kek_id, wrapped_key, ciphertext FROM vault.token_cards
-         WHERE ${KID_OF} <> $1 AND token > $2 ORDER BY token LIMIT $3 FOR UPDATE SKIP LOCKED`,
-        [fingerprints.active.kid, after, batchSize],
-      );
+    return this.vault.inBatch(async (locked) => {
+      const rows = await locked.claimNotUnderFingerprintKid(fingerprints.active.kid, after, batchSize);
       if (rows.length === 0) return { seen: 0, last: after, moved: 0, twins: 0, unreadable: 0 };
       const tokens: string[] = [];
       const next: string[] = [];
@@ -138,18 +123,7 @@ export class RefingerprintService {
         tokens.push(r.token);
         next.push(fingerprint);
       }
-      const [{ n: moved }]: { n: number }[] = await tx.query(
-        `WITH moved AS (
-           UPDATE vault.token_cards AS t SET fingerprint = u.fingerprint
-           FROM unnest($1::text[], $2::text[]) AS u(token, fingerprint)
-           WHERE t.token = u.token
-             AND NOT EXISTS (SELECT 1 FROM vault.token_cards x
-                             WHERE x.merchant_id = t.merchant_id AND x.fingerprint = u.fingerprint AND x.exp_year = t.exp_year AND x.exp_month = t.exp_month)
-           RETURNING 1
-         )
-         SELECT count(*)::int AS n FROM moved`,
-        [tokens, next],
-      );
+      const moved = await locked.moveFingerprints(tokens, next);
       twins += tokens.length - moved;
       return { seen: rows.length, last: rows[rows.length - 1].token, moved, twins, unreadable };
     });

@@ -1,15 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { Keyring, rewrapRecord } from '@app/vault';
+import { Keyring } from '@app/vault/keyring';
+import { rewrapRecord } from '@app/vault/records';
+import { TokenCardKeysRepository } from '@app/vault-store';
 import type { RotationTarget } from '../keys/key-rotation';
-
-interface Row {
-  token: string;
-  merchant_id: string;
-  kek_id: string;
-  wrapped_key: Buffer;
-  ciphertext: Buffer;
-}
 
 /**
  * Online re-wrap of every record's data key under the active key-encryption key. The card
@@ -25,28 +18,20 @@ export class VaultRotationService implements RotationTarget {
   readonly state = 'wrapped by';
   readonly readers = 'tokenizers';
 
-  constructor(private readonly db: DataSource) {}
+  constructor(private readonly vault: TokenCardKeysRepository) {}
 
   countRemaining(kek: Keyring): Promise<number> {
-    return this.db.query('SELECT count(*)::int AS n FROM vault.token_cards WHERE kek_id <> $1', [kek.active.kid]).then((r: { n: number }[]) => r[0].n);
+    return this.vault.countNotUnderKek(kek.active.kid);
   }
 
   batch(kek: Keyring, batchSize: number): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const rows: Row[] = await tx.query(
-        `SELECT token, merchant_id, kek_id, wrapped_key, ciphertext FROM vault.token_cards
-         WHERE kek_id <> $1 ORDER BY token LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [kek.active.kid, batchSize],
-      );
+    return this.vault.inBatch(async (locked) => {
+      const rows = await locked.claimNotUnderKek(kek.active.kid, batchSize);
       if (rows.length === 0) return 0;
       const rewrappedKeys = rows.map((r) =>
         rewrapRecord(kek, { kekId: r.kek_id, wrappedKey: r.wrapped_key, ciphertext: r.ciphertext }, { merchantId: r.merchant_id, token: r.token.trim() }),
       );
-      await tx.query(
-        `UPDATE vault.token_cards AS t SET kek_id = $1, wrapped_key = u.wrapped_key
-         FROM unnest($2::text[], $3::bytea[]) AS u(token, wrapped_key) WHERE t.token = u.token`,
-        [kek.active.kid, rows.map((r) => r.token), rewrappedKeys.map((s) => s.wrappedKey)],
-      );
+      await locked.setWrappedKeys(kek.active.kid, rows.map((r) => r.token), rewrappedKeys.map((s) => s.wrappedKey));
       return rows.length;
     });
   }

@@ -2,7 +2,7 @@ import { Command, CommandRunner, Option } from 'nest-commander';
 import { Queue } from 'bullmq';
 import { DeliveriesRepository, DeliveryStatus, MerchantsRepository } from '@app/persistence';
 import IORedis from 'ioredis';
-import { DELIVERY_QUEUE, replayDelivery } from '@app/webhooks';
+import { DELIVERY_QUEUE, replayDelivery } from '@app/webhooks/delivery';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
 import { keyringSource } from '../keys/keyrings';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';

@@ -1,7 +1,7 @@
 import type { BlockList } from 'node:net';
 import { readKeyring } from '@app/boot';
 import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
-import type { Keyring } from '@app/vault';
+import type { Keyring } from '@app/vault/keyring';
 import { loopbackEntries, parseAllowList } from '@app/webhooks';
 
 export class NotifierConfig {

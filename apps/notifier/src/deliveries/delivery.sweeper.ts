@@ -2,7 +2,8 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { Queue } from 'bullmq';
 import { DeliveriesRepository, OverdueCursor } from '@app/persistence';
 import { PeriodicPass, safeErrorText } from '@app/platform';
-import { enqueueDelivery, MAX_ATTEMPTS } from '@app/webhooks';
+import { MAX_ATTEMPTS } from '@app/webhooks';
+import { enqueueDelivery } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
 
 /**

@@ -1,8 +1,9 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { DeliveriesRepository, DeliveryRow, openWebhookSecrets, WebhookSecrets } from '@app/persistence';
-import { SecretKeyMissingError, SecretOpenError } from '@app/vault';
-import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, MAX_ATTEMPTS, retryDelayMs, WEBHOOK_BACKOFF } from '@app/webhooks';
+import { SecretKeyMissingError, SecretOpenError } from '@app/vault/secrets';
+import { MAX_ATTEMPTS, retryDelayMs } from '@app/webhooks';
+import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, WEBHOOK_BACKOFF } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
 import { attemptDuration, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
 import { HostSlots, Release } from './host-slots';

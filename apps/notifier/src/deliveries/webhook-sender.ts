@@ -3,7 +3,8 @@ import https from 'node:https';
 import type { BlockList } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { AttemptErrorClass, WebhookSecrets } from '@app/persistence';
-import { BlockedAddressError, guardedLookup, parseRetryAfter, whyForbidden } from '@app/webhooks';
+import { parseRetryAfter } from '@app/webhooks';
+import { BlockedAddressError, guardedLookup, whyForbidden } from '@app/webhooks/delivery';
 import { isIP } from 'node:net';
 
 const MAX_RESPONSE_BYTES = 1024;

@@ -1,6 +1,6 @@
 import { readKeyring } from '@app/boot';
 import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
-import { Keyring } from '@app/vault';
+import { Keyring } from '@app/vault/keyring';
 
 export interface VaultKeys {
   /** Opens the API's sealed card payloads. */

@@ -24,7 +24,7 @@ import {
   TransactionsRepository,
   Transition,
 } from '@app/persistence';
-import { openJson } from '@app/vault';
+import { openJson } from '@app/vault/transit';
 import { ACQUIRER_CONNECTOR, AcquirerConnector, AcquirerResult } from '@app/acquirer';
 import { conflict, judge, Judged, judgeHeld } from './operation-rules';
 import { TokenizerConfig } from '../config/tokenizer.config';

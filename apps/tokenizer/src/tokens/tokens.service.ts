@@ -2,9 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Billing, ClearCard, DomainError, ErrorCodes, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
 import { maskPan, validateCard, ValidCard } from '@app/card';
-import { cardFingerprints, openCardRecord, openJson, sealCardRecord } from '@app/vault';
+import { openJson } from '@app/vault/transit';
+import { cardFingerprints, openCardRecord, sealCardRecord } from '@app/vault/records';
+import { TokenCardRow, TokenCardsRepository } from '@app/vault-store';
 import { TokenizerConfig } from '../config/tokenizer.config';
-import { TokenCardRow, TokenCardsRepository } from './token-cards.repository';
 
 /** The vault's token use cases. The only code that ever sees a clear card number. */
 @Injectable()

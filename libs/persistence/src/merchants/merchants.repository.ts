@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import type { Keyring } from '@app/vault';
+import type { Keyring } from '@app/vault/keyring';
 import { isMerchantPublicId, isUuid, MERCHANT_PUBLIC_ID_CONSTRAINT, newMerchantPublicId } from './merchant-public-id';
 import { openWebhookSecrets, resealWebhookSecrets, SEALED_SECRET_COLUMNS, SealedSecretColumns, sealedOf, sealWebhookSecrets, writeSealedSecrets } from './webhook-secret-seal';
 

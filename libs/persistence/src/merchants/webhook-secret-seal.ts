@@ -1,4 +1,5 @@
-import { Keyring, openSecret, sealSecret } from '@app/vault';
+import { Keyring } from '@app/vault/keyring';
+import { openSecret, sealSecret } from '@app/vault/secrets';
 
 /** What the sealed values are bound to (besides the merchant): the names the clear columns had. */
 export const CURRENT_SECRET = 'webhook_secret';

@@ -1,5 +1,5 @@
 import { decryptRecord, encryptRecord, RecordBinding, SealedRecord, VaultDecryptError } from './record-cipher';
-import { Keyring } from './keyring';
+import { Keyring } from '../keyring';
 
 /** What a vault record holds: never the security code, never the holder (a column of its own). */
 export interface CardRecord {

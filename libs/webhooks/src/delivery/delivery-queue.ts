@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { MAX_ATTEMPTS } from './schedule';
+import { MAX_ATTEMPTS } from '../schedule';
 
 /** The notifier's own queue of delivery attempts (one job per delivery, or per replay of it). */
 export const DELIVERY_QUEUE = 'webhook.deliver';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { generateKeySpec, Keyring, parseKeyring } from './keyring';
+import { generateKeySpec, Keyring, parseKeyring } from '.';
 
 const b64 = (n = 32) => randomBytes(n).toString('base64');
 

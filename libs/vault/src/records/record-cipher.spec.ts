@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { generateKeySpec, parseKeyring } from './keyring';
+import { generateKeySpec, parseKeyring } from '../keyring';
 import { decryptRecord, encryptRecord, rewrapRecord, SealedRecord, VaultDecryptError } from './record-cipher';
 
 const k1 = generateKeySpec('k1');

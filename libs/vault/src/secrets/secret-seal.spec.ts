@@ -1,4 +1,4 @@
-import { generateKeySpec, parseKeyring } from './keyring';
+import { generateKeySpec, parseKeyring } from '../keyring';
 import { openSecret, resealSecret, sealSecret, SecretKeyMissingError, SecretOpenError } from './secret-seal';
 
 const s1 = generateKeySpec('s1');

@@ -1,5 +1,5 @@
 import { openCardRecord, sealCardRecord } from './card-record';
-import { generateKeySpec, parseKeyring } from './keyring';
+import { generateKeySpec, parseKeyring } from '../keyring';
 import { encryptRecord, VaultDecryptError } from './record-cipher';
 
 const kek = parseKeyring(generateKeySpec('k1'), 'VAULT_KEKS');

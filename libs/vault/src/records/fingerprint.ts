@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { Keyring } from './keyring';
+import { Keyring } from '../keyring';
 
 /**
  * Dedup key for "same merchant, same card" (DESIGN.md 3.4). Keyed, because an unkeyed hash of a

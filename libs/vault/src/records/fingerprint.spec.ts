@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { cardFingerprint, cardFingerprints, fingerprintKid } from './fingerprint';
-import { generateKeySpec, parseKeyring } from './keyring';
+import { generateKeySpec, parseKeyring } from '../keyring';
 
 const f1 = generateKeySpec('f1');
 const ring = parseKeyring(f1, 'FINGERPRINT_KEYS');

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { generateKeySpec, parseKeyring } from './keyring';
+import { generateKeySpec, parseKeyring } from '../keyring';
 import { openJson, sealJson, TransitError } from './transit';
 
 const card = { cardNumber: '4111111111111111', cardHolder: 'MARIA SILVA', cardExpirationDate: '203012', cardSecurityCode: '0917' };

@@ -1,6 +1,4 @@
-import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import { networkInterfaces } from 'node:os';
 
 /** IPv4 targets a webhook may not reach unless allowed: private, loopback, link-local and the like. */
 const FORBIDDEN_V4 = new BlockList();
@@ -30,11 +28,6 @@ const FORBIDDEN_V6_LIST = FORBIDDEN_V6.map(([net, bits, why]) => {
   list.addSubnet(net, bits, 'ipv6');
   return { list, why };
 });
-
-export class BlockedAddressError extends Error {
-  override name = 'BlockedAddressError';
-  readonly code = 'ESSRFBLOCKED';
-}
 
 /** `WEBHOOK_ALLOW_NETWORKS`: CIDRs (e.g. `127.0.0.0/8,::1/128`) a webhook may reach despite the rules. */
 export function parseAllowList(spec: string): BlockList {
@@ -93,35 +86,27 @@ function embeddedV4(bytes: number[]): string | undefined {
   return undefined;
 }
 
-/** The host's own addresses, every interface (not only loopback): re-read at most once a second. */
-const LOCAL_TTL_MS = 1_000;
-let local: { at: number; addresses: Set<string> } = { at: -Infinity, addresses: new Set() };
-
-function canonical(address: string): string {
+/**
+ * One spelling per address, so two forms of one IPv6 address compare equal: IPv6 as its 32 hex
+ * digits, anything else as given.
+ */
+export function canonicalAddress(address: string): string {
   const bytes = ipv6Bytes(address);
   return bytes ? hex(bytes) : address;
-}
-
-export function localAddresses(now = Date.now()): ReadonlySet<string> {
-  if (now - local.at >= LOCAL_TTL_MS) {
-    const addresses = new Set<string>();
-    for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) addresses.add(canonical(i.address));
-    local = { at: now, addresses };
-  }
-  return local.addresses;
 }
 
 /**
  * Why a webhook may not reach `address`, or undefined when it may. An address listed in
  * `WEBHOOK_ALLOW_NETWORKS` is always allowed; an IPv6 form that carries an IPv4 address is judged
- * by that IPv4 address (and the allowlist's IPv4 entries apply to it).
+ * by that IPv4 address (and the allowlist's IPv4 entries apply to it). `isOwnAddress` is asked,
+ * with the canonical form, whether an address is the sending host's own (no host: none is).
  */
-export function whyForbidden(address: string, allow: BlockList): string | undefined {
+export function forbiddenReason(address: string, allow: BlockList, isOwnAddress: (canonical: string) => boolean = () => false): string | undefined {
   const family = isIP(address.replace(/%.*$/, ''));
   if (family === 4) {
     if (allow.check(address, 'ipv4')) return undefined;
     if (FORBIDDEN_V4.check(address, 'ipv4')) return 'a private, loopback, link-local or reserved address';
-    if (localAddresses().has(address)) return "one of the notifier host's own addresses";
+    if (isOwnAddress(address)) return "one of the notifier host's own addresses";
     return undefined;
   }
   const bytes = ipv6Bytes(address);
@@ -129,38 +114,9 @@ export function whyForbidden(address: string, allow: BlockList): string | undefi
   const plain = address.replace(/%.*$/, '');
   if (allow.check(plain, 'ipv6')) return undefined;
   const v4 = embeddedV4(bytes);
-  if (v4) return whyForbidden(v4, allow);
+  if (v4) return forbiddenReason(v4, allow, isOwnAddress);
   for (const { list, why } of FORBIDDEN_V6_LIST) if (list.check(plain, 'ipv6')) return why;
-  if (localAddresses().has(hex(bytes))) return "one of the notifier host's own addresses";
+  if (isOwnAddress(hex(bytes))) return "one of the notifier host's own addresses";
   return undefined;
 }
 
-export function isForbidden(address: string, allow: BlockList): boolean {
-  return whyForbidden(address, allow) !== undefined;
-}
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-type Resolver = (hostname: string, options: { all: true }, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
-
-/**
- * A `lookup` for http(s).request that refuses forbidden addresses. It runs when the socket
- * connects, and the socket connects to the addresses it returns, so the connection is pinned to
- * what was checked: a name that resolves to a public address when validated and to a private one
- * later (DNS rebinding) is still refused, and an answer that mixes public and forbidden addresses
- * is refused whole (a client falling back to the next address must not reach the forbidden one).
- */
-export function guardedLookup(allow: BlockList, resolve: Resolver = dnsLookup as unknown as Resolver) {
-  return (hostname: string, options: object, callback: LookupCallback): void => {
-    resolve(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, []);
-      const list = addresses;
-      if (list.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
-      for (const a of list) {
-        const why = whyForbidden(a.address, allow);
-        if (why) return callback(new BlockedAddressError(`${hostname} resolves to ${a.address}, ${why}`), []);
-      }
-      if ((options as { all?: boolean }).all) return callback(null, list);
-      callback(null, list[0].address, list[0].family);
-    });
-  };
-}

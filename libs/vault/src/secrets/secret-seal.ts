@@ -1,5 +1,5 @@
-import { openGcm, sealGcm } from './aes-gcm';
-import { Keyring } from './keyring';
+import { openGcm, sealGcm } from '../aes-gcm';
+import { Keyring } from '../keyring';
 
 /** A short secret sealed at rest, with the id of the key that sealed it (what a rotation looks for). */
 export interface SealedSecret {

@@ -1,6 +1,6 @@
 import { createSecretKey, KeyObject } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
-import { Keyring } from './keyring';
+import { Keyring } from '../keyring';
 
 export type TransitFailure = 'unknown_kid' | 'unreadable';
 

@@ -1,6 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { networkInterfaces } from 'node:os';
-import { BlockedAddressError, guardedLookup, ipv6Bytes, isForbidden, loopbackEntries, parseAllowList, whyForbidden } from './address-guard';
+import { ipv6Bytes, loopbackEntries, parseAllowList } from '../address-rules';
+import { BlockedAddressError, guardedLookup, isForbidden, whyForbidden } from './address-guard';
 
 describe('webhook address guard (DESIGN.md 3.8)', () => {
   const none = parseAllowList('');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { GCM_IV_BYTES as IV_BYTES, GCM_TAG_BYTES as TAG_BYTES, openGcm as open, sealGcm as seal } from './aes-gcm';
-import { Keyring } from './keyring';
+import { GCM_IV_BYTES as IV_BYTES, GCM_TAG_BYTES as TAG_BYTES, openGcm as open, sealGcm as seal } from '../aes-gcm';
+import { Keyring } from '../keyring';
 
 export interface SealedRecord {
   kekId: string;

@@ -1,0 +1,4 @@
+// Webhook delivery I/O: the guarded DNS lookup, the BullMQ delivery queue and replays.
+export * from './address-guard';
+export * from './delivery-queue';
+export * from './replay';
