@@ -1,7 +1,6 @@
 export * from './options';
 export * from './batching';
 export * from './prepared';
-export * from './entities/merchant.entity';
 export * from './entities/token-card.entity';
 export * from './transactions/transactions.repository';
 export * from './outbox/outbox.relay';
