@@ -11,6 +11,7 @@ export * from './webhooks/deliveries.repository';
 export * from './transactions/operations.repository';
 export * from './merchants/merchant-public-id';
 export * from './merchants/merchants.repository';
+export * from './idempotency/idempotency-keys.repository';
 export * from './operators/operator-access';
 export * from './operators/operators.repository';
 export * from './operators/audit-trail';
