@@ -1,7 +1,7 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { DeliveriesRepository } from '@app/persistence';
+import { DeliveriesRepository, MerchantsRepository } from '@app/persistence';
 import { appImports } from '@app/boot';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { NotifierConfig } from './config/notifier.config';
@@ -35,6 +35,7 @@ export class NotifierModule implements OnApplicationShutdown {
           useFactory: (redis: IORedis) => new Queue(DELIVERY_QUEUE, { connection: redis, prefix: config.base.queuePrefix }).on('error', () => undefined),
         },
         DeliveriesRepository,
+        MerchantsRepository,
         DeliveriesService,
         DeliveryWorker,
         DeliverySweeper,

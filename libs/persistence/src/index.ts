@@ -1,7 +1,6 @@
 export * from './options';
 export * from './batching';
 export * from './prepared';
-export * from './entities/merchant.entity';
 export * from './transactions/transactions.repository';
 export * from './outbox/outbox.relay';
 export * from './settlement/recipients.repository';
@@ -11,6 +10,7 @@ export * from './webhooks/deliveries.repository';
 export * from './transactions/operations.repository';
 export * from './merchants/merchant-public-id';
 export * from './merchants/merchants.repository';
+export * from './idempotency/idempotency-keys.repository';
 export * from './operators/operator-access';
 export * from './operators/operators.repository';
 export * from './operators/audit-trail';

@@ -1,5 +1,4 @@
 import type { DataSourceOptions } from 'typeorm';
-import { MerchantEntity } from './entities/merchant.entity';
 import { Init1763800000000 } from './migrations/1763800000000-init';
 import { Transactions1763900000000 } from './migrations/1763900000000-transactions';
 import { Settlement1764000000000 } from './migrations/1764000000000-settlement';
@@ -14,7 +13,6 @@ import { Operators1764700000000 } from './migrations/1764700000000-operators';
 import { MerchantRateLimits1764800000000 } from './migrations/1764800000000-merchant-rate-limits';
 import { DatabaseRoles1764900000000 } from './migrations/1764900000000-database-roles';
 
-export const ENTITIES = [MerchantEntity];
 export const MIGRATIONS = [Init1763800000000, Transactions1763900000000, Settlement1764000000000, Webhooks1764100000000, PendingSales1764200000000, Chargebacks1764300000000,
   OperationClaims1764400000000, MerchantPublicIds1764500000000, SealedWebhookSecrets1764600000000, FingerprintKids1764650000000, Operators1764700000000, MerchantRateLimits1764800000000,
   // Last: it grants on every table above (a migration after it that adds a table calls applyRoleGrants).
@@ -25,7 +23,8 @@ export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourc
   return {
     type: 'postgres',
     url: databaseUrl,
-    entities: ENTITIES,
+    // No entities: repositories speak SQL; TypeORM runs the migrations and pools connections.
+    entities: [],
     migrations: MIGRATIONS,
     synchronize: false,
     migrationsRun: false,

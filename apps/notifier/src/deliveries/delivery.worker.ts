@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
-import { DeliveriesRepository, DeliveryRow, openWebhookSecrets, WebhookSecrets } from '@app/persistence';
+import { DeliveriesRepository, DeliveryRow, MerchantsRepository, openWebhookSecrets, WebhookSecrets } from '@app/persistence';
 import { SecretKeyMissingError, SecretOpenError } from '@app/vault/secrets';
 import { MAX_ATTEMPTS, retryDelayMs } from '@app/webhooks';
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, WEBHOOK_BACKOFF } from '@app/webhooks/delivery';
@@ -44,6 +44,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
+    private readonly merchants: MerchantsRepository,
     private readonly config: NotifierConfig,
     readonly queue: Queue,
   ) {
@@ -180,7 +181,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   private async secretsOf(merchantId: string): Promise<WebhookSecrets> {
     const hit = this.secrets.get(merchantId);
     if (hit && hit.expiresAt > Date.now()) return hit.value;
-    const sealed = await this.deliveries.secretsOf(merchantId);
+    const sealed = await this.merchants.webhookSecretsOf(merchantId);
     if (!sealed) throw new Error(`merchant ${merchantId} not found`);
     const value = openWebhookSecrets(this.config.secrets, merchantId, sealed);
     this.secrets.set(merchantId, { value, expiresAt: Date.now() + 5_000 });

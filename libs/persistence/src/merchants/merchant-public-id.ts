@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { isLuhnValid } from '@app/card';
+import { isLuhnValid } from '@app/card/luhn';
 
 /**
  * A merchant's public id: what merchant:create prints and what a merchant sends as

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { Keyring } from '@app/vault/keyring';
 import { isMerchantPublicId, isUuid, MERCHANT_PUBLIC_ID_CONSTRAINT, newMerchantPublicId } from './merchant-public-id';
-import { openWebhookSecrets, resealWebhookSecrets, SEALED_SECRET_COLUMNS, SealedSecretColumns, sealedOf, sealWebhookSecrets, writeSealedSecrets } from './webhook-secret-seal';
+import { openWebhookSecrets, resealWebhookSecrets, SealedWebhookSecrets, sealWebhookSecrets } from './webhook-secret-seal';
 
 export interface NewMerchant {
   name: string;
@@ -42,6 +42,33 @@ interface RateLimitColumns {
 
 const limitsOf = (r: RateLimitColumns): MerchantRateLimits => ({ writesPerS: r.rate_limit_writes_per_s, readsPerS: r.rate_limit_reads_per_s });
 
+/** The sealed webhook secret columns, and a row of them as node-postgres returns it. */
+export const SEALED_SECRET_COLUMNS = 'webhook_secrets_kek_id, webhook_secret_sealed, previous_webhook_secret_sealed';
+export interface SealedSecretColumns {
+  webhook_secrets_kek_id: string;
+  webhook_secret_sealed: Buffer;
+  previous_webhook_secret_sealed: Buffer | null;
+}
+export const sealedOf = (r: SealedSecretColumns): SealedWebhookSecrets => ({ kid: r.webhook_secrets_kek_id, current: r.webhook_secret_sealed, previous: r.previous_webhook_secret_sealed });
+
+/**
+ * Stores sealed secrets (all under `kid`) for the merchants `ids`, in one statement. `q` is a
+ * QueryRunner, a transaction's EntityManager or a DataSource: the key rotation below and the
+ * migration that first sealed the secrets write them alike.
+ */
+export async function writeSealedSecrets(
+  q: { query(sql: string, params?: unknown[]): Promise<unknown> },
+  kid: string,
+  ids: string[],
+  sealed: SealedWebhookSecrets[],
+): Promise<void> {
+  await q.query(
+    `UPDATE merchants AS m SET webhook_secrets_kek_id = $1, webhook_secret_sealed = u.cur, previous_webhook_secret_sealed = u.prev
+     FROM unnest($2::uuid[], $3::bytea[], $4::bytea[]) AS u (id, cur, prev) WHERE m.id = u.id`,
+    [kid, ids, sealed.map((s) => s.current), sealed.map((s) => s.previous)],
+  );
+}
+
 /** How a merchant id given by a person or a merchant is looked up: a public id, or (for a transition) the UUID. */
 function lookup(given: string): { column: 'public_id' | 'id'; value: string } | undefined {
   const id = given.trim();
@@ -51,7 +78,8 @@ function lookup(given: string): { column: 'public_id' | 'id'; value: string } | 
 }
 
 /**
- * The merchants table. Inside the gateway a merchant is its UUID; a person or a merchant names it
+ * The merchants table: every statement that reads or writes it lives here (other repositories only
+ * check a merchant exists while writing their own rows). Inside the gateway a merchant is its UUID; a person or a merchant names it
  * by its public id (10 digits, see merchant-public-id.ts) or, for merchants integrated before,
  * by the UUID. `resolve` turns either into the UUID; `publicIdOf` goes back for output.
  */
@@ -160,6 +188,20 @@ export class MerchantsRepository {
       );
       return updated[0]?.expires;
     });
+  }
+
+  /**
+   * The merchant's webhook secret that signs, plus the previous one while its grace period lasts:
+   * sealed, as stored (the caller holds the key). Undefined without such a merchant.
+   */
+  async webhookSecretsOf(merchantId: string): Promise<SealedWebhookSecrets | undefined> {
+    const rows: SealedSecretColumns[] = await this.db.query(
+      `SELECT webhook_secrets_kek_id, webhook_secret_sealed,
+         CASE WHEN previous_secret_expires_at > now() THEN previous_webhook_secret_sealed END AS previous_webhook_secret_sealed
+       FROM merchants WHERE id = $1`,
+      [merchantId],
+    );
+    return rows[0] && sealedOf(rows[0]);
   }
 
   /** Merchants whose webhook secrets are not under `kid` (what a key rotation has left to do). */

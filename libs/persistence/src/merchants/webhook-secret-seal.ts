@@ -37,29 +37,3 @@ export function openWebhookSecrets(ring: Keyring, merchantId: string, sealed: Se
 export function resealWebhookSecrets(ring: Keyring, merchantId: string, sealed: SealedWebhookSecrets): SealedWebhookSecrets {
   return sealed.kid === ring.active.kid ? sealed : sealWebhookSecrets(ring, merchantId, openWebhookSecrets(ring, merchantId, sealed));
 }
-
-/** The SQL columns, and a row of them as node-postgres returns it. */
-export const SEALED_SECRET_COLUMNS = 'webhook_secrets_kek_id, webhook_secret_sealed, previous_webhook_secret_sealed';
-export interface SealedSecretColumns {
-  webhook_secrets_kek_id: string;
-  webhook_secret_sealed: Buffer;
-  previous_webhook_secret_sealed: Buffer | null;
-}
-export const sealedOf = (r: SealedSecretColumns): SealedWebhookSecrets => ({ kid: r.webhook_secrets_kek_id, current: r.webhook_secret_sealed, previous: r.previous_webhook_secret_sealed });
-
-/**
- * Stores sealed secrets (all under `kid`) for the merchants `ids`, in one statement. `q` is a
- * QueryRunner, a transaction's EntityManager or a DataSource.
- */
-export async function writeSealedSecrets(
-  q: { query(sql: string, params?: unknown[]): Promise<unknown> },
-  kid: string,
-  ids: string[],
-  sealed: SealedWebhookSecrets[],
-): Promise<void> {
-  await q.query(
-    `UPDATE merchants AS m SET webhook_secrets_kek_id = $1, webhook_secret_sealed = u.cur, previous_webhook_secret_sealed = u.prev
-     FROM unnest($2::uuid[], $3::bytea[], $4::bytea[]) AS u (id, cur, prev) WHERE m.id = u.id`,
-    [kid, ids, sealed.map((s) => s.current), sealed.map((s) => s.previous)],
-  );
-}

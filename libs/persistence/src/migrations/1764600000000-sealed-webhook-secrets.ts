@@ -1,7 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { EnvReader, readBaseConfig, readKeyVariable } from '@app/platform/env';
 import { Keyring, parseKeyring } from '@app/vault/keyring';
-import { openWebhookSecrets, sealWebhookSecrets, writeSealedSecrets } from '../merchants/webhook-secret-seal';
+import { writeSealedSecrets } from '../merchants/merchants.repository';
+import { openWebhookSecrets, sealWebhookSecrets } from '../merchants/webhook-secret-seal';
 import type { Queryable } from './1764500000000-merchant-public-ids';
 
 const CHUNK = 1000;

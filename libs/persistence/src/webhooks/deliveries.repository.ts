@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { columns, distinctGroups, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
-import { SealedSecretColumns, SealedWebhookSecrets, sealedOf } from '../merchants/webhook-secret-seal';
 
 export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
@@ -265,16 +264,5 @@ export class DeliveriesRepository {
       `SELECT EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM deliveries WHERE status IN ('pending', 'sending')`,
     );
     return rows[0]?.age ?? 0;
-  }
-
-  /** The secret that signs, plus the previous one while its grace period lasts: sealed, as stored (the caller holds the key). */
-  async secretsOf(merchantId: string): Promise<SealedWebhookSecrets | undefined> {
-    const rows: SealedSecretColumns[] = await this.db.query(
-      `SELECT webhook_secrets_kek_id, webhook_secret_sealed,
-         CASE WHEN previous_secret_expires_at > now() THEN previous_webhook_secret_sealed END AS previous_webhook_secret_sealed
-       FROM merchants WHERE id = $1`,
-      [merchantId],
-    );
-    return rows[0] && sealedOf(rows[0]);
   }
 }
