@@ -44,6 +44,3 @@ export interface TokenView {
   createdAt: number; // unix seconds
   billing: Billing | null;
 }
-
-/** Reply envelope for request/reply patterns: exactly one of ok/err. */
-export type Reply<T> = { ok: T; err?: undefined } | { ok?: undefined; err: import('./error-codes').DomainErrorPayload };

@@ -1,3 +1,4 @@
+import type { PayableView, SplitEntryInput, SplitResult } from './split';
 import type { Billing, ClearCard } from './tokens';
 
 /** WIRE.md 4.3. */
@@ -27,22 +28,6 @@ export type OperationName = keyof typeof OperationIds;
 /** WIRE.md 4.1 `method`. */
 export const PaymentMethods = { CreditOneShot: 1, CreditMerchantInstalments: 2, CreditIssuerInstalments: 3, Debit: 4 } as const;
 export type PaymentMethod = (typeof PaymentMethods)[keyof typeof PaymentMethods];
-
-/**
- * One split entry as the merchant sent it, only type-checked: every money rule (SPLIT.md 3),
- * including a missing recipient or value, is the split engine's, so each has its stable code.
- */
-export interface SplitEntryInput {
-  recipient?: string;
-  liable: boolean;
-  chargeProcessingFee: boolean;
-  chargeRecipientProcessingFee: boolean;
-  isGrossAmount: boolean;
-  /** Decimal text as sent ("12.5"); never a float. */
-  percentage?: string;
-  /** Integer cents as sent (range checked by the engine). */
-  amount?: number;
-}
 
 /** A validated sale/authorize request (WIRE.md 4.1), amounts in integer cents. */
 export interface SaleInput {
@@ -90,9 +75,9 @@ export interface TransactionView {
   processor: { tid?: string; nsu?: string; authorizationCode?: string; returnCode?: string; returnMessage?: string };
   tokenCard?: string;
   /** The split of the captured amount (or of the sale amount before capture). */
-  split?: import('./split').SplitResult;
+  split?: SplitResult;
   /** Filled by report once settlement has written them. */
-  payables?: import('./split').PayableView[];
+  payables?: PayableView[];
 }
 
 /** card.authorize: the API has inserted the transaction (status 0); the tokenizer decides it. */
