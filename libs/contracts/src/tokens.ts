@@ -36,7 +36,8 @@ export interface TokenRetrieveRequest {
 /** Masked token view; the API renders it as WIRE.md's TokenResponse. */
 export interface TokenView {
   token: string;
-  bin: string; // first 6 + '******' + last 4
+  /** The masked card number, first 6 + '******' + last 4 (the wire's `BIN` field). */
+  maskedNumber: string;
   holder: string;
   expMonth: number;
   expYear: number;

@@ -54,7 +54,7 @@ export class ReceiverService {
     // token is a 404 here, before anything is recorded).
     const known = card
       ? { brand: detectBrand(card.cardNumber) ?? '', masked: maskPan(card.cardNumber) }
-      : await this.tokens.retrieve(merchantId, input.payment.tokenCard!).then((t) => ({ brand: t.brand, masked: t.bin }));
+      : await this.tokens.retrieve(merchantId, input.payment.tokenCard!).then((t) => ({ brand: t.brand, masked: t.maskedNumber }));
     const terms = await this.terms.termsFor(merchantId, input, known.brand);
     const pending = await this.transactions.insertPending({
       id,
