@@ -95,9 +95,42 @@ export interface AuthorizeRequest {
   billing?: Billing;
   /**
    * The sale as the API just recorded it (status 0): on a first delivery the tokenizer decides it
-   * from this instead of reading it back. Its shape is the transactions row of @app/persistence.
+   * from this instead of reading it back.
    */
-  recorded?: object;
+  recorded?: RecordedSale;
+}
+
+/**
+ * A transactions row as Postgres returned it to the API (snake_case columns, int8 as text), sent
+ * with card.authorize. The tokenizer decides the sale from it and writes the decision by
+ * compare-and-set on it, so it carries every column of the row. `created_at` arrives as ISO text.
+ */
+export interface RecordedSale {
+  id: string;
+  merchant_id: string;
+  reference: string;
+  operation: number;
+  status: number;
+  status_version: number;
+  acquirer: number;
+  method: number;
+  instalments: number;
+  currency: string;
+  amount: string;
+  captured_amount: string;
+  cancelled_amount: string;
+  charged_back_amount: string;
+  masked_card: string;
+  brand: string;
+  token_card: string | null;
+  error_code: string;
+  processor: TransactionView['processor'];
+  details: Record<string, unknown>;
+  url_return: string | null;
+  created_at: string | Date;
+  pending_operation_id: string | null;
+  pending_kind: 'capture' | 'cancel' | null;
+  pending_amount: string | null;
 }
 
 export interface CaptureRequest {

@@ -307,7 +307,7 @@ export class PaymentsService {
 
 /** The row the API recorded with the request, if it is this sale's, undecided. */
 function recordedRow(req: AuthorizeRequest): TransactionRow | undefined {
-  const row = req.recorded as TransactionRow | undefined;
+  const row: TransactionRow | undefined = req.recorded && { ...req.recorded, created_at: new Date(req.recorded.created_at) };
   const fits = row?.id === req.transactionId.toLowerCase() && row.merchant_id === req.merchantId.toLowerCase() && row.status === S.Waiting && row.status_version === 1;
   return fits ? row : undefined;
 }
