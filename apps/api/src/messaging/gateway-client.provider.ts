@@ -1,4 +1,5 @@
 import { Provider } from '@nestjs/common';
+import { TypedClient } from '@app/messaging';
 import { queueClient } from '@app/platform';
 import { ApiConfig } from '../config/api.config';
 
@@ -7,6 +8,5 @@ export const GATEWAY_CLIENT = Symbol('GATEWAY_CLIENT');
 export const gatewayClientProvider: Provider = {
   provide: GATEWAY_CLIENT,
   inject: [ApiConfig],
-  useFactory: (config: ApiConfig) =>
-    queueClient(config.base, config.replyTimeoutMs),
+  useFactory: (config: ApiConfig) => new TypedClient(queueClient(config.base, config.replyTimeoutMs)),
 };
