@@ -101,9 +101,9 @@ export interface AuthorizeRequest {
 }
 
 /**
- * A transactions row as Postgres returned it to the API (snake_case columns, int8 as text), sent
- * with card.authorize. The tokenizer decides the sale from it and writes the decision by
- * compare-and-set on it, so it carries every column of the row. `created_at` arrives as ISO text.
+ * A transactions row as Postgres returned it to the API, sent with card.authorize: the tokenizer
+ * decides the sale from it and writes the decision by compare-and-set on it, so it carries every
+ * column. `created_at` is a Date in the API and ISO text once the job is read back.
  */
 export interface RecordedSale {
   id: string;
@@ -116,10 +116,9 @@ export interface RecordedSale {
   method: number;
   instalments: number;
   currency: string;
-  amount: string;
+  amount: string; // int8 comes back as text: converted with Number() only when rendered (cents < 2^53)
   captured_amount: string;
   cancelled_amount: string;
-  charged_back_amount: string;
   masked_card: string;
   brand: string;
   token_card: string | null;
@@ -128,6 +127,9 @@ export interface RecordedSale {
   details: Record<string, unknown>;
   url_return: string | null;
   created_at: string | Date;
+  /** Cents of the capture that chargebacks took back (a cancel can never refund them again). */
+  charged_back_amount: string;
+  /** The capture or cancel that holds the transaction (see OperationsRepository), if any. */
   pending_operation_id: string | null;
   pending_kind: 'capture' | 'cancel' | null;
   pending_amount: string | null;
