@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { lastValueFrom } from 'rxjs';
 import { DataSource } from 'typeorm';
-import { BullMqClient, withJobId } from '@app/messaging';
+import { TypedClient, withJobId } from '@app/messaging';
 import { OperationsRepository, OutboxRelay, TransactionsRepository } from '@app/persistence';
 import { appImports, queueClient } from '@app/boot';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
@@ -13,7 +13,7 @@ import { PaymentsService } from './payments/payments.service';
 import { AUTHORIZE_QUEUE, PendingSalesReconciler } from './payments/pending-sales.reconciler';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { Patterns } from '@app/contracts';
+import { EventName, EventPayloadOf, Patterns } from '@app/contracts';
 import { TokenCardsRepository } from '@app/vault-store';
 import { TokensHandler } from './tokens/tokens.handler';
 import { TokensService } from './tokens/tokens.service';
@@ -51,13 +51,14 @@ export class TokenizerModule {
         },
         {
           provide: EVENTS_CLIENT,
-          useFactory: () => queueClient(config.base),
+          useFactory: () => new TypedClient(queueClient(config.base)),
         },
         {
           provide: OutboxRelay,
           inject: [getDataSourceToken(), EVENTS_CLIENT],
-          useFactory: (db: DataSource, events: BullMqClient) =>
-            new OutboxRelay(db, (event, id, payload) => lastValueFrom(events.emit(event, withJobId(payload as object, `outbox-${id}`)), { defaultValue: undefined }), {
+          // Outbox rows hold events as the payments service built them from the catalogue's types.
+          useFactory: (db: DataSource, events: TypedClient) =>
+            new OutboxRelay(db, (event, id, payload) => lastValueFrom(events.emit(event as EventName, withJobId(payload as EventPayloadOf<EventName>, `outbox-${id}`)), { defaultValue: undefined }), {
               intervalMs: config.outboxIntervalMs,
               pokeDelayMs: config.outboxPokeDelayMs,
               batchSize: 100,

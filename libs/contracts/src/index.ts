@@ -1,4 +1,5 @@
 export * from './patterns';
+export * from './catalogue';
 export * from './error-codes';
 export * from './tokens';
 export * from './errors';

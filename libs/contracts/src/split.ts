@@ -54,12 +54,28 @@ export interface FeeRate {
 
 export type MethodKind = 'credit' | 'debit';
 
+/**
+ * One split entry as the merchant sent it, only type-checked: every money rule (SPLIT.md 3),
+ * including a missing recipient or value, is the split engine's, so each has its stable code.
+ */
+export interface SplitEntryInput {
+  recipient?: string;
+  liable: boolean;
+  chargeProcessingFee: boolean;
+  chargeRecipientProcessingFee: boolean;
+  isGrossAmount: boolean;
+  /** Decimal text as sent ("12.5"); never a float. */
+  percentage?: string;
+  /** Integer cents as sent (range checked by the engine). */
+  amount?: number;
+}
+
 /** What a sale freezes at acceptance so settlement computes exactly what the API validated. */
 export interface SettlementTerms {
   kind: MethodKind;
   brand: string;
   fee: FeeRate;
-  split?: import('./transactions').SplitEntryInput[];
+  split?: SplitEntryInput[];
 }
 
 /** One payable (or debit) as the report shows it. */

@@ -36,7 +36,8 @@ export interface TokenRetrieveRequest {
 /** Masked token view; the API renders it as WIRE.md's TokenResponse. */
 export interface TokenView {
   token: string;
-  bin: string; // first 6 + '******' + last 4
+  /** The masked card number, first 6 + '******' + last 4 (the wire's `BIN` field). */
+  maskedNumber: string;
   holder: string;
   expMonth: number;
   expYear: number;
@@ -44,6 +45,3 @@ export interface TokenView {
   createdAt: number; // unix seconds
   billing: Billing | null;
 }
-
-/** Reply envelope for request/reply patterns: exactly one of ok/err. */
-export type Reply<T> = { ok: T; err?: undefined } | { ok?: undefined; err: import('./error-codes').DomainErrorPayload };

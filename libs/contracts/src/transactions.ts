@@ -1,3 +1,4 @@
+import type { PayableView, SplitEntryInput, SplitResult } from './split';
 import type { Billing, ClearCard } from './tokens';
 
 /** WIRE.md 4.3. */
@@ -27,22 +28,6 @@ export type OperationName = keyof typeof OperationIds;
 /** WIRE.md 4.1 `method`. */
 export const PaymentMethods = { CreditOneShot: 1, CreditMerchantInstalments: 2, CreditIssuerInstalments: 3, Debit: 4 } as const;
 export type PaymentMethod = (typeof PaymentMethods)[keyof typeof PaymentMethods];
-
-/**
- * One split entry as the merchant sent it, only type-checked: every money rule (SPLIT.md 3),
- * including a missing recipient or value, is the split engine's, so each has its stable code.
- */
-export interface SplitEntryInput {
-  recipient?: string;
-  liable: boolean;
-  chargeProcessingFee: boolean;
-  chargeRecipientProcessingFee: boolean;
-  isGrossAmount: boolean;
-  /** Decimal text as sent ("12.5"); never a float. */
-  percentage?: string;
-  /** Integer cents as sent (range checked by the engine). */
-  amount?: number;
-}
 
 /** A validated sale/authorize request (WIRE.md 4.1), amounts in integer cents. */
 export interface SaleInput {
@@ -90,9 +75,9 @@ export interface TransactionView {
   processor: { tid?: string; nsu?: string; authorizationCode?: string; returnCode?: string; returnMessage?: string };
   tokenCard?: string;
   /** The split of the captured amount (or of the sale amount before capture). */
-  split?: import('./split').SplitResult;
+  split?: SplitResult;
   /** Filled by report once settlement has written them. */
-  payables?: import('./split').PayableView[];
+  payables?: PayableView[];
 }
 
 /** card.authorize: the API has inserted the transaction (status 0); the tokenizer decides it. */
@@ -110,9 +95,44 @@ export interface AuthorizeRequest {
   billing?: Billing;
   /**
    * The sale as the API just recorded it (status 0): on a first delivery the tokenizer decides it
-   * from this instead of reading it back. Its shape is the transactions row of @app/persistence.
+   * from this instead of reading it back.
    */
-  recorded?: object;
+  recorded?: RecordedSale;
+}
+
+/**
+ * A transactions row as Postgres returned it to the API, sent with card.authorize: the tokenizer
+ * decides the sale from it and writes the decision by compare-and-set on it, so it carries every
+ * column. `created_at` is a Date in the API and ISO text once the job is read back.
+ */
+export interface RecordedSale {
+  id: string;
+  merchant_id: string;
+  reference: string;
+  operation: number;
+  status: number;
+  status_version: number;
+  acquirer: number;
+  method: number;
+  instalments: number;
+  currency: string;
+  amount: string; // int8 comes back as text: converted with Number() only when rendered (cents < 2^53)
+  captured_amount: string;
+  cancelled_amount: string;
+  masked_card: string;
+  brand: string;
+  token_card: string | null;
+  error_code: string;
+  processor: TransactionView['processor'];
+  details: Record<string, unknown>;
+  url_return: string | null;
+  created_at: string | Date;
+  /** Cents of the capture that chargebacks took back (a cancel can never refund them again). */
+  charged_back_amount: string;
+  /** The capture or cancel that holds the transaction (see OperationsRepository), if any. */
+  pending_operation_id: string | null;
+  pending_kind: 'capture' | 'cancel' | null;
+  pending_amount: string | null;
 }
 
 export interface CaptureRequest {

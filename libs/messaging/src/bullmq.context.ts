@@ -1,7 +1,7 @@
 import { BaseRpcContext } from '@nestjs/microservices';
 import type { Job } from 'bullmq';
 
-/** `@Ctx()` in a handler: the BullMQ job (attempt count, id) behind the message. */
+/** `@Ctx()` in a handler: the BullMQ job behind the message, and its delivery facts. */
 export class BullMqContext extends BaseRpcContext<[Job, string]> {
   getJob(): Job {
     return this.args[0];
@@ -9,5 +9,16 @@ export class BullMqContext extends BaseRpcContext<[Job, string]> {
 
   getPattern(): string {
     return this.args[1];
+  }
+
+  /** Which attempt this is, from 1: one more than the attempts that failed before it. */
+  attempt(): number {
+    return this.getJob().attemptsMade + 1;
+  }
+
+  /** The message was never handed out before: no earlier attempt started, failed or stalled. */
+  isFirstDelivery(): boolean {
+    const job = this.getJob();
+    return job.attemptsStarted <= 1 && job.attemptsMade === 0 && !job.stalledCounter;
   }
 }

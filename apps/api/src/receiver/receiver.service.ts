@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
 import { createHash, randomUUID } from 'node:crypto';
 import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
-import { AuthorizeRequest, CancelRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, SettlementTerms, TransactionView } from '@app/contracts';
+import { AuthorizeRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, SettlementTerms, TransactionView } from '@app/contracts';
 import { detectBrand, maskPan } from '@app/card';
 import { LedgerRepository, toTransactionView, TransactionsRepository } from '@app/persistence';
-import { RemoteError, ReplyTimeoutError, TransportUnavailableError, withJobId } from '@app/messaging';
+import { RemoteError, ReplyTimeoutError, TransportUnavailableError, TypedClient, withJobId } from '@app/messaging';
 import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
@@ -39,7 +38,7 @@ export interface Outcome {
 @Injectable()
 export class ReceiverService {
   constructor(
-    @Inject(GATEWAY_CLIENT) private readonly client: ClientProxy,
+    @Inject(GATEWAY_CLIENT) private readonly client: TypedClient,
     private readonly transactions: TransactionsRepository,
     private readonly config: ApiConfig,
     private readonly tokens: TokensService,
@@ -54,7 +53,7 @@ export class ReceiverService {
     // token is a 404 here, before anything is recorded).
     const known = card
       ? { brand: detectBrand(card.cardNumber) ?? '', masked: maskPan(card.cardNumber) }
-      : await this.tokens.retrieve(merchantId, input.payment.tokenCard!).then((t) => ({ brand: t.brand, masked: t.bin }));
+      : await this.tokens.retrieve(merchantId, input.payment.tokenCard!).then((t) => ({ brand: t.brand, masked: t.maskedNumber }));
     const terms = await this.terms.termsFor(merchantId, input, known.brand);
     const pending = await this.transactions.insertPending({
       id,
@@ -92,7 +91,7 @@ export class ReceiverService {
       recorded: pending,
     };
     // The job id is the transaction id: whatever retries, one authorization job per sale.
-    const reply$ = this.client.send<TransactionView>(Patterns.CardAuthorize, withJobId(request, id));
+    const reply$ = this.client.send(Patterns.CardAuthorize, withJobId(request, id));
     if (respondAsync) {
       reply$.subscribe({ error: () => undefined });
       return { httpStatus: 202, view: toTransactionView(pending) };
@@ -117,11 +116,11 @@ export class ReceiverService {
       const row = await this.transactions.findByMerchantAndId(merchantId, req.transactionId.toLowerCase());
       if (row) this.terms.checkCapture(merchantId, (row.details as { terms?: SettlementTerms }).terms, req.amount);
     }
-    return lastValueFrom(this.client.send<TransactionView, CaptureRequest>(Patterns.CardCapture, this.operation('capture', merchantId, req, idempotencyKey)));
+    return lastValueFrom(this.client.send(Patterns.CardCapture, this.operation('capture', merchantId, req, idempotencyKey)));
   }
 
   cancel(merchantId: string, req: OperationInput, idempotencyKey?: string): Promise<TransactionView> {
-    return lastValueFrom(this.client.send<TransactionView, CancelRequest>(Patterns.CardCancel, this.operation('cancel', merchantId, req, idempotencyKey)));
+    return lastValueFrom(this.client.send(Patterns.CardCancel, this.operation('cancel', merchantId, req, idempotencyKey)));
   }
 
   /**

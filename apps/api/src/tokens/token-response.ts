@@ -4,7 +4,7 @@ import { TokenView } from '@app/contracts';
 export function toTokenResponse(v: TokenView) {
   return {
     TokenCard: v.token,
-    BIN: v.bin,
+    BIN: v.maskedNumber,
     CardHolder: v.holder,
     Month: String(v.expMonth).padStart(2, '0'),
     Year: String(v.expYear),

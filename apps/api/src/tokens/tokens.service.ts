@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
-import { Patterns, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
+import { Patterns, TokenAddRequest, TokenView } from '@app/contracts';
+import { TypedClient } from '@app/messaging';
 import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
@@ -11,7 +11,7 @@ import { TokenAddInput } from './token.dto';
 @Injectable()
 export class TokensService {
   constructor(
-    @Inject(GATEWAY_CLIENT) private readonly client: ClientProxy,
+    @Inject(GATEWAY_CLIENT) private readonly client: TypedClient,
     private readonly config: ApiConfig,
   ) {}
 
@@ -22,10 +22,10 @@ export class TokensService {
       flag: input.flag,
       billing: input.billing,
     };
-    return lastValueFrom(this.client.send<TokenView, TokenAddRequest>(Patterns.TokenAdd, request));
+    return lastValueFrom(this.client.send(Patterns.TokenAdd, request));
   }
 
   retrieve(merchantId: string, token: string): Promise<TokenView> {
-    return lastValueFrom(this.client.send<TokenView, TokenRetrieveRequest>(Patterns.TokenRetrieve, { merchantId, token }));
+    return lastValueFrom(this.client.send(Patterns.TokenRetrieve, { merchantId, token }));
   }
 }

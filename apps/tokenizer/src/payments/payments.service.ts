@@ -8,6 +8,7 @@ import {
   DomainError,
   ErrorCodes,
   Events,
+  TransactionEvent,
   TransactionStatus,
   TransactionView,
 } from '@app/contracts';
@@ -261,12 +262,12 @@ export class PaymentsService {
   private eventsOf(updated: TransactionRow, extra: { event: string; amount: number }[]): OutboxEvent[] {
     const view = toTransactionView(updated);
     const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion, capturedAmount: view.capturedAmount, cancelledAmount: view.cancelledAmount };
-    const settle = extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } }));
+    const settle = extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } satisfies TransactionEvent }));
     // status_changed asks the notifier for a webhook, so it exists only where a listener does:
     // a sale without urlReturn would cost a queue job the notifier can only drop.
     if (!updated.url_return) return settle;
     // The notifier renders the webhook from this snapshot: the row may have moved on by then.
-    return [{ event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return, view } }, ...settle];
+    return [{ event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return, view } satisfies TransactionEvent }, ...settle];
   }
 
   /**
@@ -307,7 +308,7 @@ export class PaymentsService {
 
 /** The row the API recorded with the request, if it is this sale's, undecided. */
 function recordedRow(req: AuthorizeRequest): TransactionRow | undefined {
-  const row = req.recorded as TransactionRow | undefined;
+  const row: TransactionRow | undefined = req.recorded && { ...req.recorded, created_at: new Date(req.recorded.created_at) };
   const fits = row?.id === req.transactionId.toLowerCase() && row.merchant_id === req.merchantId.toLowerCase() && row.status === S.Waiting && row.status_version === 1;
   return fits ? row : undefined;
 }

@@ -1,6 +1,6 @@
 import { Controller, Logger } from '@nestjs/common';
 import { MessagePattern, Payload, RpcException } from '@nestjs/microservices';
-import { DomainError, ErrorCodes, Patterns, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
+import { DomainError, ErrorCodes, Patterns, ReplyOf, RequestOf } from '@app/contracts';
 import { unavailabilityOf } from '@app/platform';
 import { TokensService } from './tokens.service';
 
@@ -10,12 +10,12 @@ export class TokensHandler {
   constructor(private readonly tokens: TokensService) {}
 
   @MessagePattern(Patterns.TokenAdd)
-  add(@Payload() req: TokenAddRequest): Promise<TokenView> {
+  add(@Payload() req: RequestOf<typeof Patterns.TokenAdd>): Promise<ReplyOf<typeof Patterns.TokenAdd>> {
     return asReply(() => this.tokens.add(req));
   }
 
   @MessagePattern(Patterns.TokenRetrieve)
-  retrieve(@Payload() req: TokenRetrieveRequest): Promise<TokenView> {
+  retrieve(@Payload() req: RequestOf<typeof Patterns.TokenRetrieve>): Promise<ReplyOf<typeof Patterns.TokenRetrieve>> {
     return asReply(() => this.tokens.retrieve(req));
   }
 }

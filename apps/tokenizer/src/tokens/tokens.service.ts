@@ -85,7 +85,7 @@ export class TokensService {
 function toView(row: TokenCardRow): TokenView {
   return {
     token: row.token,
-    bin: row.masked,
+    maskedNumber: row.masked,
     holder: row.holder,
     expYear: row.exp_year,
     expMonth: row.exp_month,

@@ -2,39 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import type { RecordedSale } from '@app/contracts';
 import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 import { preparedStatement } from '../prepared';
 import { EventName, OperationName, SettlementTerms, TransactionStatus, TransactionView } from '@app/contracts';
 import { computeSplit, processingFee } from '@app/split';
 
-export interface TransactionRow {
-  id: string;
-  merchant_id: string;
-  reference: string;
-  operation: number;
-  status: number;
-  status_version: number;
-  acquirer: number;
-  method: number;
-  instalments: number;
-  currency: string;
-  amount: string; // int8 comes back as text: converted with Number() only in toView (cents < 2^53)
-  captured_amount: string;
-  cancelled_amount: string;
-  masked_card: string;
-  brand: string;
-  token_card: string | null;
-  error_code: string;
-  processor: TransactionView['processor'];
-  details: Record<string, unknown>;
-  url_return: string | null;
+/** A transactions row as Postgres returns it: the columns the API sends with card.authorize. */
+export interface TransactionRow extends RecordedSale {
   created_at: Date;
-  /** Cents of the capture that chargebacks took back (a cancel can never refund them again). */
-  charged_back_amount: string;
-  /** The capture or cancel that holds the transaction (see OperationsRepository), if any. */
-  pending_operation_id: string | null;
-  pending_kind: OperationKind | null;
-  pending_amount: string | null;
 }
 
 export type OperationKind = 'capture' | 'cancel';
