@@ -19,7 +19,6 @@ import {
   OperationsRepository,
   OutboxEvent,
   OutboxRelay,
-  toTransactionView,
   TransactionRow,
   TransactionsRepository,
   Transition,
@@ -27,6 +26,7 @@ import {
 import { openJson } from '@app/vault';
 import { ACQUIRER_CONNECTOR, AcquirerConnector, AcquirerResult } from '@app/acquirer';
 import { conflict, judge, Judged, judgeHeld } from './operation-rules';
+import { toTransactionView } from './transaction-view';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokensService } from '../tokens/tokens.service';
 
