@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
 import { AuditTrail, databaseIdentity, dataSourceOptions, DeliveriesRepository, identityProblem, OperatorsRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import { CaptureSettlement, ChargebackSettlement, VerifyLedger } from '@app/settlement';
 import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
@@ -61,6 +62,9 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     RecipientsRepository,
     FeePlansRepository,
     LedgerRepository,
+    CaptureSettlement,
+    ChargebackSettlement,
+    VerifyLedger,
     RecipientCreateCommand,
     RecipientApproveCommand,
     RecipientListCommand,

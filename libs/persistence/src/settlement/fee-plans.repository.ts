@@ -17,7 +17,7 @@ export type DefaultFeePlan = Record<MethodKind, FeeRate>;
 /**
  * Fee plans per merchant, keyed by (credit|debit, brand, instalment band). A merchant without a
  * row for a key pays the configured default of its kind, so a new merchant can sell at once.
- * A band is named by its first instalment count (instalmentBand in @app/split).
+ * A band is named by its first instalment count (the split engine's instalmentBand).
  */
 @Injectable()
 export class FeePlansRepository {

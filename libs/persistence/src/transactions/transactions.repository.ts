@@ -312,8 +312,8 @@ export function changedRow(row: TransactionRow, change: Transition): Transaction
 }
 
 /**
- * The answer for a transaction as stored; its split (computed from the terms frozen at the sale,
- * see splitOfTransaction in @app/split) is the caller's to give.
+ * The answer for a transaction as stored; its split, computed by the split engine from the terms
+ * frozen at the sale, is the caller's to give.
  */
 export function toTransactionView(row: TransactionRow, split: SplitResult | undefined): TransactionView {
   return {
