@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { DomainError } from '@app/contracts';
 import { dataSourceOptions, LedgerRepository } from '@app/persistence';
+import { CaptureSettlement, ChargebackSettlement } from '@app/settlement';
 import { expectReconciled, Json, MoneyDb, receiverOf, saleBody } from '../support/money';
 import { createMerchant, MerchantCredentials, Stack, startStack } from '../support/stack';
 
@@ -109,7 +110,7 @@ describe('money operations: model-based linearizability over HTTP', () => {
   let shop: MerchantCredentials;
   let db: MoneyDb;
   let ledgerDb: DataSource;
-  let ledger: LedgerRepository;
+  let chargebacks: ChargebackSettlement;
   let receiver: ReturnType<typeof receiverOf>;
 
   beforeAll(async () => {
@@ -120,7 +121,8 @@ describe('money operations: model-based linearizability over HTTP', () => {
     // Chargebacks go through the very code chargeback:record runs, in process (a CLI start per
     // chargeback would make the suite minutes longer).
     ledgerDb = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 4)).initialize();
-    ledger = new LedgerRepository(ledgerDb);
+    const ledger = new LedgerRepository(ledgerDb);
+    chargebacks = new ChargebackSettlement(ledger, new CaptureSettlement(ledger));
   });
 
   afterAll(async () => {
@@ -142,7 +144,7 @@ describe('money operations: model-based linearizability over HTTP', () => {
   async function sendOnce(id: string, op: OpSpec): Promise<Observed> {
     if (op.kind === 'chargeback') {
       try {
-        const r = await ledger.recordChargeback(id.toLowerCase(), op.amount);
+        const r = await chargebacks.record(id.toLowerCase(), op.amount);
         return { ok: true, chargedBack: r.chargedBack };
       } catch (e) {
         if (e instanceof DomainError) return { ok: false, http: e.kind === 'not_found' ? 404 : 400 };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Events } from '@app/contracts';
 import { dataSourceOptions, LedgerRepository, NewTransaction, TransactionsRepository } from '@app/persistence';
+import { CaptureSettlement } from '@app/settlement';
 import { createMerchant } from '../support/stack';
 
 jest.setTimeout(60_000);
@@ -55,17 +56,17 @@ describe('TransactionsRepository batching (real Postgres)', () => {
   });
 });
 
-describe('LedgerRepository capture batching (real Postgres)', () => {
+describe('CaptureSettlement batching (real Postgres)', () => {
   let db: DataSource;
   let transactions: TransactionsRepository;
-  let ledger: LedgerRepository;
+  let captures: CaptureSettlement;
   let merchantId: string;
 
   beforeAll(async () => {
     merchantId = (await createMerchant('ledger batching shop')).internalId;
     db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 4)).initialize();
     transactions = new TransactionsRepository(db);
-    ledger = new LedgerRepository(db);
+    captures = new CaptureSettlement(new LedgerRepository(db));
   });
 
   afterAll(async () => {
@@ -85,7 +86,7 @@ describe('LedgerRepository capture batching (real Postgres)', () => {
   it('settles concurrent captures in one go: each once, however often and however spelled its event comes', async () => {
     const ids = await Promise.all(Array.from({ length: 20 }, (_, n) => captured(n, 1 + (n % 3))));
     const calls = [...ids, ...ids.map((id) => id.toUpperCase()), ids[0]];
-    const outcomes = await Promise.all(calls.map((id) => ledger.settleCapture(id)));
+    const outcomes = await Promise.all(calls.map((id) => captures.settle(id)));
     // Each transaction: written exactly once among its three events, the others find it done.
     for (const id of ids) {
       const mine = outcomes.filter((_, i) => calls[i].toLowerCase() === id);
@@ -98,6 +99,6 @@ describe('LedgerRepository capture batching (real Postgres)', () => {
     );
     const byId = new Map(rows.map((r) => [r.transaction_id, r]));
     ids.forEach((id, n) => expect([byId.get(id)?.n, byId.get(id)?.gross]).toEqual([1 + (n % 3), String(10_000 + n)]));
-    expect(await ledger.settleCapture(randomUUID())).toBe('nothing_captured');
+    expect(await captures.settle(randomUUID())).toBe('nothing_captured');
   });
 });

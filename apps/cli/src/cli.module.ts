@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
 import { AuditTrail, databaseIdentity, dataSourceOptions, DeliveriesRepository, identityProblem, OperatorsRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
 import { TokenCardKeysRepository } from '@app/vault-store';
+import { CaptureSettlement, ChargebackSettlement, VerifyLedger } from '@app/settlement';
 import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
@@ -63,6 +64,9 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     RecipientsRepository,
     FeePlansRepository,
     LedgerRepository,
+    CaptureSettlement,
+    ChargebackSettlement,
+    VerifyLedger,
     RecipientCreateCommand,
     RecipientApproveCommand,
     RecipientListCommand,

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LedgerRepository } from '@app/persistence';
 import { appImports } from '@app/boot';
+import { CancelSettlement, CaptureSettlement } from '@app/settlement';
 import { SettlementConfig } from './config/settlement.config';
 import { SettlementHandler } from './split/settlement.handler';
 import { SettlementService } from './split/settlement.service';
@@ -12,7 +13,7 @@ export class SettlementModule {
       module: SettlementModule,
       imports: appImports('settlement', config.base, config.dbPoolSize),
       controllers: [SettlementHandler],
-      providers: [{ provide: SettlementConfig, useValue: config }, LedgerRepository, SettlementService],
+      providers: [{ provide: SettlementConfig, useValue: config }, LedgerRepository, CaptureSettlement, CancelSettlement, SettlementService],
     };
   }
 }

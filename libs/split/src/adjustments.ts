@@ -1,10 +1,10 @@
 import type { MethodKind, SplitResult } from '@app/contracts';
+import { MERCHANT } from '@app/contracts/parties';
 import { dueDates } from './fees';
 import { mulDivFloor } from './money';
 import { principalIndex } from './split-engine';
 
-/** The merchant is the party without a recipient id. */
-export const MERCHANT = 'merchant';
+export { MERCHANT };
 
 export interface PayableCell {
   party: string;

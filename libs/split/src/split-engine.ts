@@ -1,4 +1,5 @@
-import { EntryShare, FieldProblem, SplitEntryInput, SplitErrorCodes as C, SplitMode, SplitResult } from '@app/contracts';
+import { EntryShare, FieldProblem, SettlementTerms, SplitEntryInput, SplitErrorCodes as C, SplitMode, SplitResult } from '@app/contracts';
+import { processingFee } from './fees';
 import { mulDivFloor } from './money';
 import { percentageToBp } from './percentage';
 
@@ -52,6 +53,24 @@ export function computeSplit(entries: readonly SplitEntryInput[], gross: number,
     }
   }
   return { gross, fee, entries: shares, merchant: { gross: merchantGross, fee: merchantFee, net: merchantGross - merchantFee } };
+}
+
+/**
+ * The split of `gross` cents under the terms frozen at the sale, with their processing fee: what
+ * settlement writes as payables and what a transaction's answer shows, so both agree to the cent.
+ */
+export function splitUnderTerms(terms: SettlementTerms, gross: number): SplitResult {
+  return computeSplit(terms.split ?? [], gross, processingFee(gross, terms.fee));
+}
+
+/**
+ * The split a transaction's answer shows: of the captured amount (before capture: of the sale
+ * amount); none for a transaction without settlement terms.
+ */
+export function splitOfTransaction(t: { details: Record<string, unknown>; captured_amount: string; amount: string }): SplitResult | undefined {
+  const terms = (t.details as { terms?: SettlementTerms }).terms;
+  if (!terms) return undefined;
+  return splitUnderTerms(terms, Number(t.captured_amount) || Number(t.amount));
 }
 
 export interface SplitContext {

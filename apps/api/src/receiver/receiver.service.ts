@@ -3,12 +3,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
 import { AuthorizeRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, SettlementTerms, TransactionView } from '@app/contracts';
 import { detectBrand, maskPan } from '@app/card';
-import { LedgerRepository, toTransactionView, TransactionsRepository } from '@app/persistence';
+import { LedgerRepository, TransactionsRepository } from '@app/persistence';
 import { RemoteError, ReplyTimeoutError, TransportUnavailableError, TypedClient, withJobId } from '@app/messaging';
 import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
 import { SaleTermsService } from '../split/sale-terms.service';
+import { toTransactionView } from '../split/transaction-view';
 import { TokensService } from '../tokens/tokens.service';
 
 export type OperationInput = Omit<CaptureRequest, 'merchantId' | 'operationId' | 'notAfter'>;

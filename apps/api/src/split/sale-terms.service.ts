@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCodes, FeeRate, FieldProblem, MethodKind, SaleInput, SettlementTerms, SplitEntryInput, SplitErrorCodes } from '@app/contracts';
 import { FeePlansRepository, isMerchantPublicId, MerchantsRepository, RecipientsRepository } from '@app/persistence';
-import { methodKind, processingFee, validateSplit } from '@app/split';
+import { instalmentBand, methodKind, processingFee, validateSplit } from '@app/split';
 import { ApiConfig } from '../config/api.config';
 
 /**
@@ -69,7 +69,7 @@ export class SaleTermsService {
     const now = Date.now();
     const hit = this.rates.get(key);
     if (hit && hit.expiresAt > now) return hit.rate;
-    const rate = await this.fees.rateFor(merchantId, kind, brand, instalments, this.config.defaultFees);
+    const rate = await this.fees.rateFor(merchantId, kind, brand, instalmentBand(instalments), this.config.defaultFees);
     // Cached as briefly as credentials: a changed plan applies to new sales within MERCHANT_CACHE_MS.
     if (this.config.merchantCacheMs > 0) {
       if (this.rates.size > 10_000) this.rates.clear();

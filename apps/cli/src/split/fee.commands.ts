@@ -1,7 +1,7 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import type { MethodKind } from '@app/contracts';
 import { FeePlansRepository, MerchantsRepository } from '@app/persistence';
-import { percentToPpm, ppmToPercent } from '@app/split';
+import { instalmentBand, percentToPpm, ppmToPercent } from '@app/split';
 import { BRANDS, normalizeFlag } from '@app/card';
 import { CliConfig } from '../config/cli.config';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
@@ -40,9 +40,9 @@ export class FeesSetCommand extends CommandRunner {
     const ratePpm = percentToPpm(o.rate ?? '');
     if (ratePpm === undefined) throw new CliError('--rate must be a percent below 100 with at most 4 decimals, e.g. 2.99');
     if (!/^\d{1,9}$/.test(o.fixed ?? '')) throw new CliError('--fixed must be whole cents, e.g. 30');
-    const ok = await this.fees.set(merchantId, o.kind, brand, n, { ratePpm, fixed: Number(o.fixed) });
+    const ok = await this.fees.set(merchantId, o.kind, brand, instalmentBand(n), { ratePpm, fixed: Number(o.fixed) });
     if (!ok) throw new CliError(`--merchant: no merchant ${JSON.stringify(o.merchant)}`);
-    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), kind: o.kind, brand, instalments: BANDS[n === 1 ? 1 : n <= 6 ? 2 : 7], rate: ppmToPercent(ratePpm), fixed: Number(o.fixed) });
+    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), kind: o.kind, brand, instalments: BANDS[instalmentBand(n)], rate: ppmToPercent(ratePpm), fixed: Number(o.fixed) });
   }
 
   @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })

@@ -1,6 +1,7 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { DomainError } from '@app/contracts';
 import { LedgerRepository, MerchantsRepository } from '@app/persistence';
+import { ChargebackSettlement, VerifyLedger } from '@app/settlement';
 import { merchantOption } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
 import { Guarded } from '../operators/guarded';
@@ -36,7 +37,7 @@ export class PayablesListCommand extends CommandRunner {
 @Guarded('operator', 'chargeback:record')
 @Command({ name: 'chargeback:record', description: 'Record a chargeback from the acquirer; debits liable recipients (else the merchant)' })
 export class ChargebackRecordCommand extends CommandRunner {
-  constructor(private readonly ledger: LedgerRepository) {
+  constructor(private readonly chargebacks: ChargebackSettlement) {
     super();
   }
 
@@ -45,7 +46,7 @@ export class ChargebackRecordCommand extends CommandRunner {
     if (!/^\d{1,15}$/.test(o.amount ?? '') || Number(o.amount) < 1) throw new CliError('--amount must be whole cents, at least 1');
     if (o.id !== undefined && !/^\S{1,100}$/.test(o.id)) throw new CliError('--id must be the acquirer\'s chargeback id (1 to 100 characters, no spaces)');
     try {
-      const r = await this.ledger.recordChargeback(o.transaction.toLowerCase(), Number(o.amount), o.id);
+      const r = await this.chargebacks.record(o.transaction.toLowerCase(), Number(o.amount), o.id);
       printJson({ transactionId: o.transaction.toUpperCase(), amount: Number(o.amount), ...r });
     } catch (e) {
       throw e instanceof DomainError ? new CliError(e.message) : e;
@@ -72,14 +73,14 @@ export class ChargebackRecordCommand extends CommandRunner {
 @Command({ name: 'ledger:verify', description: 'Check that payables, reversals, chargebacks and fees add up for every transaction; exit 1 on any difference' })
 export class LedgerVerifyCommand extends CommandRunner {
   constructor(
-    private readonly ledger: LedgerRepository,
+    private readonly verifyLedger: VerifyLedger,
     private readonly merchants: MerchantsRepository,
   ) {
     super();
   }
 
   async run(_args: string[], o: { merchant?: string }): Promise<void> {
-    const report = await this.ledger.verify(o.merchant === undefined ? undefined : await merchantOption(this.merchants, o.merchant));
+    const report = await this.verifyLedger.run(o.merchant === undefined ? undefined : await merchantOption(this.merchants, o.merchant));
     printJson(report);
     if (report.differences.length) throw new CliError(`${report.differences.length} ledger difference(s)`);
   }

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { TransactionEvent } from '@app/contracts';
-import { LedgerRepository } from '@app/persistence';
+import { CancelSettlement, CaptureSettlement } from '@app/settlement';
 
 /**
  * Payables on capture, reversals on cancel (SPLIT.md 5 and 6). Re-delivery is expected (the
@@ -11,15 +11,18 @@ import { LedgerRepository } from '@app/persistence';
 export class SettlementService {
   private readonly logger = new Logger(SettlementService.name);
 
-  constructor(private readonly ledger: LedgerRepository) {}
+  constructor(
+    private readonly captures: CaptureSettlement,
+    private readonly cancels: CancelSettlement,
+  ) {}
 
   async onCaptured(e: TransactionEvent): Promise<void> {
-    const outcome = await this.ledger.settleCapture(e.transactionId.toLowerCase());
+    const outcome = await this.captures.settle(e.transactionId.toLowerCase());
     this.logger.debug?.({ transactionId: e.transactionId, outcome }, 'capture settled');
   }
 
   async onCancelled(e: TransactionEvent): Promise<void> {
-    const outcome = await this.ledger.settleCancel(e.transactionId.toLowerCase());
+    const outcome = await this.cancels.settle(e.transactionId.toLowerCase());
     this.logger.debug?.({ transactionId: e.transactionId, outcome }, 'cancellation settled');
   }
 }

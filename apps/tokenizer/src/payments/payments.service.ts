@@ -20,7 +20,6 @@ import {
   OperationsRepository,
   OutboxEvent,
   OutboxRelay,
-  toTransactionView,
   TransactionRow,
   TransactionsRepository,
   Transition,
@@ -28,6 +27,7 @@ import {
 import { openJson } from '@app/vault/transit';
 import { ACQUIRER_CONNECTOR, AcquirerConnector, AcquirerResult } from '@app/acquirer';
 import { conflict, judge, Judged, judgeHeld } from './operation-rules';
+import { toTransactionView } from './transaction-view';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokensService } from '../tokens/tokens.service';
 

@@ -5,8 +5,7 @@ import { DataSource } from 'typeorm';
 import type { RecordedSale } from '@app/contracts';
 import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 import { preparedStatement } from '../prepared';
-import { EventName, OperationName, SettlementTerms, TransactionStatus, TransactionView } from '@app/contracts';
-import { computeSplit, processingFee } from '@app/split';
+import { EventName, OperationName, SplitResult, TransactionStatus, TransactionView } from '@app/contracts';
 
 /** A transactions row as Postgres returns it: the columns the API sends with card.authorize. */
 export interface TransactionRow extends RecordedSale {
@@ -288,7 +287,11 @@ export function changedRow(row: TransactionRow, change: Transition): Transaction
   };
 }
 
-export function toTransactionView(row: TransactionRow): TransactionView {
+/**
+ * The answer for a transaction as stored; its split, computed by the split engine from the terms
+ * frozen at the sale, is the caller's to give.
+ */
+export function toTransactionView(row: TransactionRow, split: SplitResult | undefined): TransactionView {
   return {
     id: row.id.toUpperCase(),
     operation: OPERATION_NAMES[row.operation],
@@ -305,17 +308,6 @@ export function toTransactionView(row: TransactionRow): TransactionView {
     createdAt: new Date(row.created_at).toISOString(),
     processor: row.processor ?? {},
     tokenCard: row.token_card ?? undefined,
-    split: splitOf(row),
+    split,
   };
-}
-
-/**
- * The split of the captured amount (before capture: of the sale amount), from the terms frozen at
- * the sale and the same engine settlement uses, so the response and the payables always agree.
- */
-function splitOf(row: TransactionRow): TransactionView['split'] {
-  const terms = (row.details as { terms?: SettlementTerms }).terms;
-  if (!terms) return undefined;
-  const gross = Number(row.captured_amount) || Number(row.amount);
-  return computeSplit(terms.split ?? [], gross, processingFee(gross, terms.fee));
 }
