@@ -6,14 +6,13 @@
  * installed). Then the one-time development state (keys, database, sandbox merchant), then the
  * four apps as child processes until Ctrl-C. Running it again reuses everything it made.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { appLogTail, isHealthy, launchApp, stopApp, SupervisedApp } from './lib/app-supervisor';
+import { APPS, appEntry, cliEntry, LaunchedApp, launchApp, migrateDatabase, runOperatorCli, stopApp, waitForHealth } from './lib/launcher';
 import {
-  createDatabaseIfMissing,
   databaseName,
   DEFAULT_DATABASE_URL,
   DEFAULT_REDIS_URL,
@@ -27,18 +26,10 @@ import {
   urlPort,
 } from './lib/database';
 import { ensureDevKeys, KEY_VARIABLES, KeySet } from './lib/dev-keys';
-import { bootstrapAdmin, operatorTokenActive, withoutOperatorToken } from './lib/operators';
+import { bootstrapAdmin, operatorTokenActive } from './lib/operators';
 import { compose, dockerEngineAvailable } from './lib/docker';
-import { findPostgresBinDir, findRedisServer, freePort, isPortFree, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from './lib/local-servers';
-import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from './lib/processes';
-
-/** Workers first, so the API's first request finds someone to take its jobs. */
-const APPS: readonly { name: 'tokenizer' | 'settlement' | 'notifier' | 'api'; portVariable: 'PORT' | 'HEALTH_PORT'; defaultPort: number }[] = [
-  { name: 'tokenizer', portVariable: 'HEALTH_PORT', defaultPort: 3001 },
-  { name: 'settlement', portVariable: 'HEALTH_PORT', defaultPort: 3002 },
-  { name: 'notifier', portVariable: 'HEALTH_PORT', defaultPort: 3003 },
-  { name: 'api', portVariable: 'PORT', defaultPort: 3000 },
-] as const;
+import { findPostgresBinDir, findRedisServer, freePort, isPortFree, logTail, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from './lib/local-servers';
+import { migrateEntry, repoRoot, waitUntil } from './lib/processes';
 
 const HEALTH_TIMEOUT_MS = 90_000;
 
@@ -57,7 +48,7 @@ const say = (line = '') => process.stdout.write(line + '\n');
 // Shutdown: undo what we started, newest first (apps before the servers they use).
 
 const undo: { what: string; run: () => Promise<void> }[] = [];
-const running: SupervisedApp[] = [];
+const running: LaunchedApp[] = [];
 let shuttingDown = false;
 
 async function shutdown(exitCode: number): Promise<never> {
@@ -204,12 +195,11 @@ function requireBuild(root: string): void {
 }
 
 async function prepareDatabase(root: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const url = env.DATABASE_URL!;
-  if (await createDatabaseIfMissing(url)) say(`postgres: created database ${databaseName(url)}`);
-  const r = await runNode(migrateEntry(root), [], { env, timeoutMs: 120_000 });
-  if (r.code !== 0) throw new StartError(`migrations failed:\n${r.stderr.trim() || r.stdout.trim()}`);
-  const ran = parseJson<{ migrations?: string[] }>(r.stdout.trim().split('\n').pop() ?? '')?.migrations ?? [];
-  say(ran.length ? `postgres: applied migrations ${ran.join(', ')}` : 'postgres: schema is up to date');
+  const { created, migrations } = await migrateDatabase(root, env).catch((e: Error) => {
+    throw new StartError(e.message);
+  });
+  if (created) say(`postgres: created database ${databaseName(env.DATABASE_URL!)}`);
+  say(migrations.length ? `postgres: applied migrations ${migrations.join(', ')}` : 'postgres: schema is up to date');
 }
 
 /** Created once; later runs reuse it, unless the database it lived in was reset. */
@@ -218,9 +208,9 @@ async function ensureSandboxMerchant(root: string, dataDir: string, env: NodeJS.
   const saved = existsSync(file) ? parseJson<SandboxMerchant>(readFileSync(file, 'utf8')) : undefined;
   if (saved?.merchantId && (await merchantExists(env.DATABASE_URL!, saved.merchantId))) return saved;
   if (saved) say('the saved sandbox merchant is not in this database (was it reset?): creating a new one');
-  const r = await runNode(cliEntry(root), ['merchant:create', '--name', 'sandbox'], { env: { ...env, DATABASE_URL: roleUrl(env.DATABASE_URL!, 'cli', env) }, timeoutMs: 60_000 });
-  if (r.code !== 0) throw new StartError(`creating the sandbox merchant failed:\n${r.stderr.trim()}`);
-  const merchant = lastJsonLine<SandboxMerchant>(r.stdout);
+  const r = await runOperatorCli<SandboxMerchant>(root, ['merchant:create', '--name', 'sandbox'], env);
+  if (r.code !== 0 || r.json === undefined) throw new StartError(`creating the sandbox merchant failed:\n${r.stderr.trim()}`);
+  const merchant = r.json;
   writeFileSync(file, JSON.stringify(merchant, null, 2) + '\n', { mode: 0o600 });
   chmodSync(file, 0o600);
   return merchant;
@@ -288,7 +278,7 @@ function appEnvironment(keys: KeySet, dataDir: string, infra: { databaseUrl: str
 // ---------------------------------------------------------------------------------------------
 // The apps
 
-async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string): Promise<SupervisedApp[]> {
+async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string): Promise<LaunchedApp[]> {
   const host = env.HOST || '127.0.0.1';
   // An API bound to every interface is still reached on loopback for the health check.
   const healthHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
@@ -296,12 +286,18 @@ async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string):
   const ports = new Map<string, number>();
   for (const spec of APPS) ports.set(spec.name, await appPort(spec.name, spec.defaultPort, env));
   for (const spec of APPS) {
+    const logFile = join(logsDir, `${spec.name}.log`);
+    // Keep the previous run's log: after a crash, the interesting lines are usually there.
+    if (existsSync(logFile)) renameSync(logFile, `${logFile}.1`);
     // Each app as its own database role (the migration, above, ran as DATABASE_URL's user: the owner).
-    const appEnv = { ...withoutOperatorToken(env), DATABASE_URL: roleUrl(env.DATABASE_URL!, spec.name, env) };
-    const app = launchApp({ root, name: spec.name, env: appEnv, port: ports.get(spec.name)!, portVariable: spec.portVariable, healthHost: spec.name === 'api' ? healthHost : '127.0.0.1', logsDir, onUnexpectedExit });
+    // Own process group: a terminal Ctrl-C reaches only us, and we stop the apps in order.
+    const app = launchApp({ root, name: spec.name, env, port: ports.get(spec.name)!, logFile, healthHost: spec.name === 'api' ? healthHost : '127.0.0.1', detached: true, console: true });
+    void app.exited.then(({ code, signal }) => {
+      if (!app.stopRequested) onUnexpectedExit(app, signal ? `killed by ${signal}` : `exit code ${code}`);
+    });
     running.push(app);
     // Undo runs newest first: the API stops before the workers, so no new work arrives while they drain.
-    undo.push({ what: `stop ${spec.name}`, run: () => stopApp(app) });
+    undo.push({ what: `stop ${spec.name}`, run: () => stopApp(app, { say }).then(() => undefined) });
   }
   return running;
 }
@@ -321,28 +317,28 @@ async function appPort(name: string, defaultPort: number, env: NodeJS.ProcessEnv
   return port;
 }
 
-function onUnexpectedExit(app: SupervisedApp, how: string): void {
+function onUnexpectedExit(app: LaunchedApp, how: string): void {
   if (shuttingDown) return;
   say(`\n${app.name} exited unexpectedly (${how}). Last lines of ${shortPath(app.logFile)}:`);
-  say(appLogTail(app));
+  say(logTail(app.logFile, 15));
   say('stopping the other apps');
   void shutdown(1);
 }
 
-async function waitForHealth(apps: SupervisedApp[]): Promise<void> {
+async function waitUntilHealthy(apps: LaunchedApp[]): Promise<void> {
   await Promise.all(
     apps.map(async (app) => {
       try {
-        await waitUntil(`${app.name} /health`, () => isHealthy(app), HEALTH_TIMEOUT_MS, 300);
+        await waitForHealth(app, HEALTH_TIMEOUT_MS, 300);
       } catch {
-        throw new StartError(`${app.name} did not become healthy at ${app.healthUrl} within ${HEALTH_TIMEOUT_MS / 1000} s. Last lines of ${shortPath(app.logFile)}:\n${appLogTail(app)}`);
+        throw new StartError(`${app.name} did not become healthy at ${app.url}/health within ${HEALTH_TIMEOUT_MS / 1000} s. Last lines of ${shortPath(app.logFile)}:\n${logTail(app.logFile, 15)}`);
       }
       say(`${app.name}: healthy`);
     }),
   );
 }
 
-function printWelcome(merchant: SandboxMerchant, operator: DevOperator | undefined, dataDir: string, api: SupervisedApp, env: NodeJS.ProcessEnv): void {
+function printWelcome(merchant: SandboxMerchant, operator: DevOperator | undefined, dataDir: string, api: LaunchedApp, env: NodeJS.ProcessEnv): void {
   const base = `http://${env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1'}:${api.port}`;
   say('');
   say(`Sandbox merchant (saved in ${shortPath(join(dataDir, 'sandbox-merchant.json'))}):`);
@@ -394,7 +390,7 @@ async function main(): Promise<void> {
   if (operator) env.GATEWAY_OPERATOR_TOKEN = operator.token;
   const merchant = await ensureSandboxMerchant(root, dataDir, env);
   const apps = await startApps(root, env, logsDir);
-  await waitForHealth(apps);
+  await waitUntilHealthy(apps);
   printWelcome(merchant, operator, dataDir, apps.find((a) => a.name === 'api')!, env);
   // From here on the child processes keep us alive until a signal or a crash.
 }

@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
-import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, roleUrl, withDatabase } from '../../scripts/lib/database';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
-import { bootstrapAdmin, withoutOperatorToken } from '../../scripts/lib/operators';
+import { AppName, APP_NAMES, LaunchedApp, launchApp, migrateDatabase, operatorCliJson, stopApp, waitForHealth } from '../../scripts/lib/launcher';
+import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { freePort } from '../../scripts/lib/local-servers';
-import { appEntry, cliEntry, lastJsonLine, migrateEntry, repoRoot, runNode, waitUntil } from '../../scripts/lib/processes';
+import { repoRoot, waitUntil } from '../../scripts/lib/processes';
 
 export interface BenchStack {
   baseUrl: string;
@@ -30,13 +30,6 @@ export interface BenchApp {
   proc: ChildProcess;
   exited: Promise<void>;
 }
-
-const APPS = [
-  { name: 'tokenizer' as const, portVariable: 'HEALTH_PORT' as const },
-  { name: 'settlement' as const, portVariable: 'HEALTH_PORT' as const },
-  { name: 'notifier' as const, portVariable: 'HEALTH_PORT' as const },
-  { name: 'api' as const, portVariable: 'PORT' as const },
-];
 
 /**
  * The whole gateway as deployed (all four apps, default logging), on a database and Redis key
@@ -65,60 +58,50 @@ export async function startBenchStack(): Promise<BenchStack> {
     WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
     ...generateKeys(),
   };
-  await createDatabaseIfMissing(databaseUrl);
-  const migrated = await runNode(migrateEntry(root), [], { cwd: root, env, timeoutMs: 60_000 });
-  if (migrated.code !== 0) throw new Error(`migrations failed: ${migrated.stderr}`);
+  await migrateDatabase(root, env, 60_000);
   // The bench's CLI calls (runCli with stack.env) act as this admin of the run's own database.
   env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, env, 'bench-admin')).token;
   await seedHistory(databaseUrl, Number(process.env.BENCH_HISTORY ?? 200_000));
 
+  const launched: LaunchedApp[] = [];
   const apps: BenchApp[] = [];
-  let failed: string | undefined;
-  const spawnApp = async (a: (typeof APPS)[number], label: string, extra: NodeJS.ProcessEnv = {}): Promise<BenchApp> => {
-    const port = await freePort();
-    // The apps write their logs straight into files: piping them through this process, which is
-    // busy generating load, would back up the pipes and stall the apps' log writes.
-    const fd = openSync(join(logsDir, `${label}.log`), 'a');
+  // Side by side: apps[i] is what the scenarios see of launched[i].
+  const spawnApp = async (name: AppName, label: string, extra: NodeJS.ProcessEnv = {}): Promise<LaunchedApp> => {
     // BENCH_PROFILE_DIR: every app writes a V8 CPU profile there when it stops (profile before tuning).
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${label}.cpuprofile`] : [];
-    const proc = spawn(process.execPath, [...profile, appEntry(root, a.name)], {
-      // Each app as its own database role, with its bounded statements: what production runs.
-      // The notifier runs as NODE_ENV=test: the bench's listener is on loopback, which a production
-      // notifier refuses to allow.
-      env: { ...withoutOperatorToken({ ...env, ...extra }), ...(a.name === 'notifier' ? { NODE_ENV: 'test' } : {}), DATABASE_URL: roleUrl(databaseUrl, a.name, env), [a.portVariable]: String(port) },
-      stdio: ['ignore', fd, fd],
+    // Each app as its own database role, with its bounded statements: what production runs. The
+    // notifier runs as NODE_ENV=test: the bench's listener is on loopback, which a production
+    // notifier refuses to allow. The apps write their logs straight into files: piping them
+    // through this process, which is busy generating load, would stall the apps' log writes.
+    const app = launchApp({
+      root,
+      name,
+      label,
+      env: { ...env, ...extra, ...(name === 'notifier' ? { NODE_ENV: 'test' } : {}) },
+      port: await freePort(),
+      logFile: join(logsDir, `${label}.log`),
+      nodeArgs: profile,
     });
-    closeSync(fd);
-    const app: BenchApp = { name: label, port, proc, exited: once(proc, 'exit').then(() => undefined) };
-    void app.exited.then(() => (failed ??= `${label} exited`));
-    apps.push(app);
+    launched.push(app);
+    apps.push({ name: label, port: app.port, proc: app.proc, exited: app.exited.then(() => undefined) });
     return app;
   };
-  for (const a of APPS) await spawnApp(a, a.name);
-  const healthy = (app: BenchApp) => fetch(`http://127.0.0.1:${app.port}/health`).then((r) => r.ok, () => false);
+  for (const name of APP_NAMES) await spawnApp(name, name);
   const teardown = async () => {
-    for (const app of [...apps].reverse()) {
-      app.proc.kill('SIGTERM');
-      await app.exited;
-    }
+    // However long they take: a profiled app writes its profile on the way out.
+    for (const app of [...launched].reverse()) await stopApp(app, { graceMs: Infinity });
     await dropDatabase(databaseUrl).catch(() => undefined);
     await deleteKeys(redisUrl, queuePrefix);
   };
   try {
-    await waitUntil('the apps to be healthy', async () => {
-      if (failed) throw new Error(failed);
-      return (await Promise.all(apps.map(healthy))).every(Boolean);
-    }, 60_000);
+    await Promise.all(launched.map((app) => waitForHealth(app, 60_000, 250)));
     const merchant = await runCli<{ merchantId: string; merchantKey: string }>(env, ['merchant:create', '--name', 'bench']);
     const merchantInternalId = await internalIdOf(env, merchant.merchantId);
     const api = apps.find((a) => a.name === 'api')!;
     const startApi = async (label: string, extra: NodeJS.ProcessEnv) => {
-      const app = await spawnApp(APPS.find((a) => a.name === 'api')!, label, extra);
-      await waitUntil(`${label} to be healthy`, async () => {
-        if (failed) throw new Error(failed);
-        return healthy(app);
-      }, 60_000);
-      return app;
+      const app = await spawnApp('api', label, extra);
+      await waitForHealth(app, 60_000, 250);
+      return apps[launched.indexOf(app)];
     };
     return { baseUrl: `http://127.0.0.1:${api.port}`, merchant: { merchantId: merchant.merchantId, merchantKey: merchant.merchantKey }, merchantInternalId, env, apps, startApi, teardown };
   } catch (e) {
@@ -207,10 +190,8 @@ export async function waitUntilIdle(stack: BenchStack, timeoutMs = 120_000): Pro
 export const internalIdOf = (env: NodeJS.ProcessEnv, publicId: string): Promise<string> => merchantInternalId(env.DATABASE_URL!, publicId);
 
 /** The operator CLI (as gateway_operator) against the bench stack's database; its one JSON document on stdout. */
-export async function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
-  const r = await runNode(cliEntry(repoRoot()), args, { cwd: repoRoot(), env: { ...env, DATABASE_URL: roleUrl(env.DATABASE_URL!, 'cli', env) }, timeoutMs: 30_000 });
-  if (r.code !== 0) throw new Error(`cli ${args.join(' ')} failed: ${r.stderr.trim() || r.stdout.trim()}`);
-  return lastJsonLine<T>(r.stdout);
+export function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
+  return operatorCliJson<T>(repoRoot(), args, env, 30_000);
 }
 
 async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {

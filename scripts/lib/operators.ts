@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
-import { roleUrl } from './database';
-import { cliEntry, lastJsonLine, runNode } from './processes';
+import { runOperatorCli, withoutOperatorToken } from './launcher';
 
 export interface IssuedOperator {
   operator: string;
@@ -15,12 +14,10 @@ export interface IssuedOperator {
  * with its token as GATEWAY_OPERATOR_TOKEN.
  */
 export async function bootstrapAdmin(root: string, env: NodeJS.ProcessEnv, name: string): Promise<IssuedOperator> {
-  const { GATEWAY_OPERATOR_TOKEN: _ignored, ...withoutToken } = env;
-  // As every CLI call: the operator's database role (env's DATABASE_URL is the tables' owner).
-  const asOperator = { ...withoutToken, DATABASE_URL: roleUrl(env.DATABASE_URL!, 'cli', env) };
-  const r = await runNode(cliEntry(root), ['operator:create', '--name', name, '--role', 'admin'], { cwd: root, env: asOperator, timeoutMs: 60_000 });
-  if (r.code !== 0) throw new Error(`creating the first admin (${name}) failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
-  return lastJsonLine<IssuedOperator>(r.stdout);
+  // Without a token: the bootstrap is what issues the first one.
+  const r = await runOperatorCli<IssuedOperator>(root, ['operator:create', '--name', name, '--role', 'admin'], withoutOperatorToken(env));
+  if (r.code !== 0 || r.json === undefined) throw new Error(`creating the first admin (${name}) failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
+  return r.json;
 }
 
 /** Whether a saved operator token is still an active operator's (undefined: the database could not tell). */
@@ -38,14 +35,4 @@ export async function operatorTokenActive(databaseUrl: string, token: string): P
   } finally {
     await client.end().catch(() => undefined);
   }
-}
-
-/**
- * An app's environment without the operator token: the quick start, the tests and the bench hold
- * an admin's token for their CLI calls, and no app reads it, so an app process (its
- * /proc/<pid>/environ, a crash report, a compromise) must not carry an admin credential.
- */
-export function withoutOperatorToken(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const { GATEWAY_OPERATOR_TOKEN: _token, ...rest } = env;
-  return rest;
 }

@@ -18,9 +18,7 @@ export function distEntry(root: string, ...parts: string[]): string {
   return join(root, 'dist', ...parts);
 }
 
-export const appEntry = (root: string, app: string): string => distEntry(root, 'apps', app, 'src', 'main.js');
 export const migrateEntry = (root: string): string => distEntry(root, 'libs', 'persistence', 'src', 'migrate.js');
-export const cliEntry = (root: string): string => appEntry(root, 'cli');
 
 export interface RunResult {
   code: number | null;

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabaseIfMissing, dropDatabase, redactUrl, withDatabase } from '../../scripts/lib/database';
+import { dropDatabase, redactUrl, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
+import { migrateDatabase } from '../../scripts/lib/launcher';
 import { bootstrapAdmin } from '../../scripts/lib/operators';
-import { migrateEntry, repoRoot, runNode } from '../../scripts/lib/processes';
+import { migrateEntry, repoRoot } from '../../scripts/lib/processes';
 import { resolveInfra } from './infra';
 import { RUN_STATE, TestRun } from './run-state';
 
@@ -46,9 +47,7 @@ export default async function globalSetup(): Promise<void> {
   Object.assign(process.env, env);
 
   try {
-    await createDatabaseIfMissing(databaseUrl);
-    const r = await runNode(migrateEntry(root), [], { cwd: root, env: process.env, timeoutMs: 120_000 });
-    if (r.code !== 0) throw new Error(`migrations failed (exit ${r.code}):\n${r.stderr.trim() || r.stdout.trim()}`);
+    await migrateDatabase(root, process.env);
     // Every CLI call of the suites runs as this admin (runCli passes process.env on).
     process.env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, process.env, 'test-admin')).token;
   } catch (e) {

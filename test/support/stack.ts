@@ -1,6 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -10,9 +10,9 @@ import {
   startPrivatePostgresCluster,
   startPrivateRedisServer,
 } from '../../scripts/lib/local-servers';
-import { merchantInternalId, roleUrl } from '../../scripts/lib/database';
-import { withoutOperatorToken } from '../../scripts/lib/operators';
-import { appEntry, cliEntry, lastJsonLine, repoRoot, runNode, sleep, within } from '../../scripts/lib/processes';
+import { merchantInternalId } from '../../scripts/lib/database';
+import { AppName, APP_NAMES, appEntry, CliRun, ExitInfo, launchApp, operatorCliJson, runOperatorCli, stopApp, waitForHealth } from '../../scripts/lib/launcher';
+import { repoRoot, sleep } from '../../scripts/lib/processes';
 import { remember } from './leftovers';
 
 /**
@@ -20,13 +20,8 @@ import { remember } from './leftovers';
  * logging to its own file in the run's log folder (the canary scan reads every file there).
  */
 
-export type AppName = 'api' | 'tokenizer' | 'settlement' | 'notifier';
-export const APP_NAMES: readonly AppName[] = ['tokenizer', 'settlement', 'notifier', 'api'];
-
-export interface ExitInfo {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type { AppName, CliRun, ExitInfo };
+export { APP_NAMES };
 
 export interface StartAppOptions {
   /** A fixed port, e.g. to restart an app where its clients expect it. Default: a free one. */
@@ -74,50 +69,26 @@ export function logDir(): string {
 }
 
 export async function startApp(name: AppName, env: Record<string, string> = {}, opts: StartAppOptions = {}): Promise<AppHandle> {
-  const entry = appEntry(root, name);
-  if (!existsSync(entry)) throw new Error(`${entry} does not exist: run "npm run build" first`);
   const port = opts.port ?? (await freePort());
+  const label = opts.label ?? name;
   // Unique without a counter: jest gives each test file fresh module state, and a repeated name
-  // would mix two suites' logs in one file.
-  const logFile = join(logDir(), `${opts.label ?? name}-${port}-${randomBytes(3).toString('hex')}.log`);
-  // The child writes straight into the file: nothing is lost if the test process is busy or dies.
-  const fd = openSync(logFile, 'a');
-  let proc: ChildProcess;
-  try {
-    proc = spawn(process.execPath, [entry], {
-      cwd: root,
-      env: {
-        ...withoutOperatorToken({ ...process.env, ...env }),
-        HOST: env.HOST ?? '127.0.0.1',
-        // Each app as its own role (roles.ts), as in production: a statement outside its grants fails the suite.
-        ...(opts.databaseUser === 'owner' ? {} : { DATABASE_URL: roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, name, { ...process.env, ...env }) }),
-        [name === 'api' ? 'PORT' : 'HEALTH_PORT']: String(port),
-      },
-      stdio: ['ignore', fd, fd],
-    });
-  } finally {
-    closeSync(fd);
-  }
-  const forget = remember({ kind: 'process', pid: proc.pid!, label: `${name} app`, marker: entry });
-  let running = true;
-  const exited = new Promise<ExitInfo>((resolve) =>
-    proc.once('exit', (code, signal) => {
-      running = false;
-      forget();
-      resolve({ code, signal });
-    }),
-  );
+  // would mix two suites' logs in one file. The child writes straight into it: nothing is lost if
+  // the test process is busy or dies.
+  const logFile = join(logDir(), `${label}-${port}-${randomBytes(3).toString('hex')}.log`);
+  const app = launchApp({ root, name, label, env: { ...process.env, ...env, HOST: env.HOST ?? '127.0.0.1' }, port, logFile, databaseUser: opts.databaseUser });
+  const forget = remember({ kind: 'process', pid: app.pid, label: `${name} app`, marker: appEntry(root, name) });
+  void app.exited.then(forget);
 
   const handle: AppHandle = {
     name,
-    proc,
-    pid: proc.pid!,
+    proc: app.proc,
+    pid: app.pid,
     port,
     healthPort: port,
-    url: `http://127.0.0.1:${port}`,
+    url: app.url,
     logFile,
-    exited,
-    isRunning: () => running,
+    exited: app.exited,
+    isRunning: app.isRunning,
     log: () => readFileSync(logFile, 'utf8'),
     waitForLog: (pattern, timeoutMs = 10_000) =>
       eventually(() => {
@@ -128,44 +99,20 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
         return text;
       }, { timeoutMs }),
     async stop(signal = 'SIGTERM', timeoutMs = 20_000) {
-      if (running) proc.kill(signal);
-      const ended = await within(exited, timeoutMs);
-      if (ended) return ended.code;
-      proc.kill('SIGKILL');
-      return (await exited).code;
+      return (await stopApp(app, { signal, graceMs: timeoutMs })).code;
     },
     kill: () => handle.stop('SIGKILL'),
   };
 
   if (opts.waitForReady !== false) {
     try {
-      await waitForHealth(handle, opts.readyTimeoutMs ?? 30_000);
+      await waitForHealth(app, opts.readyTimeoutMs ?? 30_000);
     } catch (e) {
       await handle.kill();
       throw e;
     }
   }
   return handle;
-}
-
-async function waitForHealth(app: AppHandle, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (!app.isRunning()) {
-      const { code, signal } = await app.exited;
-      throw new Error(`${app.name} exited (${signal ?? `code ${code}`}) before it was ready. ${app.logFile}:\n${logTail(app.logFile, 30)}`);
-    }
-    try {
-      const res = await fetch(`${app.url}/health`, { signal: AbortSignal.timeout(2_000) });
-      if (res.status === 200) return;
-      last = `HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`;
-    } catch (e) {
-      last = (e as Error).message;
-    }
-    await sleep(200);
-  }
-  throw new Error(`${app.name} /health was not 200 within ${timeoutMs} ms (last: ${last}). ${app.logFile}:\n${logTail(app.logFile, 30)}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,45 +184,17 @@ export interface MerchantCredentials {
   internalId: string;
 }
 
-export interface CliRun<T> {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The JSON document the CLI printed on stdout, when it printed one. */
-  json: T | undefined;
-}
-
 /** Runs the operator CLI (`node dist/apps/cli/src/main.js …`) as gateway_operator and reports however it ended. */
-export async function runCliRaw<T = Record<string, unknown>>(args: string[], env: Record<string, string> = {}): Promise<CliRun<T>> {
-  // As the operator role, like an operator's shell would.
-  const databaseUrl = roleUrl(env.DATABASE_URL ?? process.env.DATABASE_URL!, 'cli', { ...process.env, ...env });
-  const r = await runNode(cliEntry(root), args, { cwd: root, env: { ...process.env, ...env, DATABASE_URL: databaseUrl }, timeoutMs: 60_000 });
-  let json: T | undefined;
-  try {
-    json = lastJsonLine<T>(r.stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code: r.code, stdout: r.stdout, stderr: r.stderr, json };
+export function runCliRaw<T = Record<string, unknown>>(args: string[], env: Record<string, string> = {}): Promise<CliRun<T>> {
+  return runOperatorCli<T>(root, args, { ...process.env, ...env });
 }
 
 /**
  * Runs the CLI and resolves with the JSON it printed; a failure rejects with the CLI's own error
- * message (it prints `{"error": …}` on stderr), so tests can match on it.
+ * message, so tests can match on it.
  */
-export async function runCli<T = Record<string, unknown>>(args: string[], env: Record<string, string> = {}): Promise<T> {
-  const r = await runCliRaw<T>(args, env);
-  if (r.code !== 0 || r.json === undefined) {
-    const lastErr = r.stderr.trim().split('\n').pop() ?? '';
-    let message = lastErr;
-    try {
-      message = (JSON.parse(lastErr) as { error?: string }).error ?? lastErr;
-    } catch {
-      // not JSON: a crash trace, shown as is
-    }
-    throw new Error(`cli ${args.join(' ')} failed (exit ${r.code}): ${message || r.stdout.trim()}`);
-  }
-  return r.json;
+export function runCli<T = Record<string, unknown>>(args: string[], env: Record<string, string> = {}): Promise<T> {
+  return operatorCliJson<T>(root, args, { ...process.env, ...env });
 }
 
 /** A merchant of its own for a suite: `merchant:create --name <name>`, plus its internal id read from the database. */
