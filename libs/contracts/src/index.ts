@@ -6,3 +6,4 @@ export * from './errors';
 export * from './transactions';
 export * from './split';
 export * from './transaction-response';
+export * from './transaction-view';

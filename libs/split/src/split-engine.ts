@@ -1,4 +1,4 @@
-import { EntryShare, FieldProblem, SettlementTerms, SplitEntryInput, SplitErrorCodes as C, SplitMode, SplitResult } from '@app/contracts';
+import { EntryShare, FieldProblem, RecordedSale, SettlementTerms, SplitEntryInput, SplitErrorCodes as C, SplitMode, SplitResult, toTransactionView, TransactionView } from '@app/contracts';
 import { processingFee } from './fees';
 import { mulDivFloor } from './money';
 import { percentageToBp } from './percentage';
@@ -147,4 +147,9 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
   });
   if (r.merchant.net < 0) add(C.MerchantNetNegative, path, `The merchant's residual (${r.merchant.gross} cents) does not cover its ${r.merchant.fee} cents of processing fee.`);
   return problems;
+}
+
+/** A transaction's answer, with its split as settlement computes it from the terms frozen at the sale. */
+export function transactionViewOf(row: RecordedSale): TransactionView {
+  return toTransactionView(row, splitOfTransaction(row));
 }

@@ -9,7 +9,7 @@ import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
 import { SaleTermsService } from '../split/sale-terms.service';
-import { toTransactionView } from '../split/transaction-view';
+import { transactionViewOf } from '@app/split';
 import { TokensService } from '../tokens/tokens.service';
 
 export type OperationInput = Omit<CaptureRequest, 'merchantId' | 'operationId' | 'notAfter'>;
@@ -95,14 +95,14 @@ export class ReceiverService {
     const reply$ = this.client.send(Patterns.CardAuthorize, withJobId(request, id));
     if (respondAsync) {
       reply$.subscribe({ error: () => undefined });
-      return { httpStatus: 202, view: toTransactionView(pending) };
+      return { httpStatus: 202, view: transactionViewOf(pending) };
     }
     try {
       return { httpStatus: 200, view: await lastValueFrom(reply$.pipe(timeout({ first: this.config.saleSyncWaitMs }))) };
     } catch (e) {
       // Either wait running out leaves the sale recorded and still to be decided: the outcome is
       // not known yet, which is a 202, never a 503 (a merchant would retry a sale that goes on).
-      if (e instanceof TimeoutError || e instanceof ReplyTimeoutError) return { httpStatus: 202, view: toTransactionView(pending) };
+      if (e instanceof TimeoutError || e instanceof ReplyTimeoutError) return { httpStatus: 202, view: transactionViewOf(pending) };
       // Nothing was charged: a sale that could not be queued, or that the vault refused (unknown
       // token), must not stay behind as a pending transaction.
       if (e instanceof TransportUnavailableError || (e instanceof RemoteError && e.payload.kind !== 'unavailable')) {
@@ -143,7 +143,7 @@ export class ReceiverService {
         ? await this.transactions.findByMerchantAndId(merchantId, by.transactionId.toLowerCase())
         : await this.transactions.findLatestByMerchantAndReference(merchantId, by.reference);
     if (!row) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, 'Transaction not found.', 'transactionId' in by ? 'transactionId' : 'reference');
-    const view = toTransactionView(row);
+    const view = transactionViewOf(row);
     if (view.capturedAmount > 0) view.payables = await this.ledger.payablesOf(merchantId, row.id);
     return view;
   }

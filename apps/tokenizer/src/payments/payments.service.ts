@@ -27,7 +27,7 @@ import {
 import { openJson } from '@app/vault/transit';
 import { ACQUIRER_CONNECTOR, AcquirerConnector, AcquirerResult } from '@app/acquirer';
 import { conflict, judge, Judged, judgeHeld } from './operation-rules';
-import { toTransactionView } from './transaction-view';
+import { transactionViewOf } from '@app/split';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokensService } from '../tokens/tokens.service';
 
@@ -72,7 +72,7 @@ export class PaymentsService {
   async authorize(req: AuthorizeRequest, firstDelivery = false): Promise<TransactionView> {
     const row = (firstDelivery && recordedRow(req)) || (await this.load(req.merchantId, req.transactionId));
     // Already decided (this is a redelivery): the answer is the recorded outcome.
-    if (row.status !== S.Waiting) return toTransactionView(row);
+    if (row.status !== S.Waiting) return transactionViewOf(row);
 
     const { card, securityCode } = await this.cardOf(req);
     let tokenCard: string | undefined;
@@ -214,7 +214,7 @@ export class PaymentsService {
       const updated = await this.operations.recordApplied(row, operationId, change, result, (next) => this.eventsOf(next, [{ event: judged.event, amount: judged.amount }]));
       if (updated) {
         this.relay.poke();
-        return toTransactionView(updated);
+        return transactionViewOf(updated);
       }
     } else {
       await this.operations.recordNotApplied(row.id, operationId, result.voided ? 'voided' : 'refused', result);
@@ -249,7 +249,7 @@ export class PaymentsService {
       // Its holder died or lost its answer: this repeat completes it with the same operation key.
       return this.execute(row, { id: op.id, requestId: op.request_id, kind: op.kind, amount: Number(op.amount), operationKey: op.operation_key }, judgeHeld(op, row));
     }
-    if (op.state === 'applied') return toTransactionView(row);
+    if (op.state === 'applied') return transactionViewOf(row);
     const result = op.result as unknown as AcquirerResult;
     if (op.state === 'voided') throw unavailable('The acquirer never received the operation and nothing was done; retry it.');
     throw conflict(ErrorCodes.InvalidState, `The acquirer refused the ${op.kind}: ${result.returnMessage} (${result.returnCode}).`);
@@ -260,7 +260,7 @@ export class PaymentsService {
    * settlement applies them idempotently, whatever the order.
    */
   private eventsOf(updated: TransactionRow, extra: { event: string; amount: number }[]): OutboxEvent[] {
-    const view = toTransactionView(updated);
+    const view = transactionViewOf(updated);
     const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion, capturedAmount: view.capturedAmount, cancelledAmount: view.cancelledAmount };
     const settle = extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } satisfies TransactionEvent }));
     // status_changed asks the notifier for a webhook, so it exists only where a listener does:
@@ -284,9 +284,9 @@ export class PaymentsService {
     if (updated) {
       // A change with nothing to publish (a silent decline) needs no relay pass.
       if (recorded) this.relay.poke();
-      return toTransactionView(updated);
+      return transactionViewOf(updated);
     }
-    return toTransactionView(await this.load(row.merchant_id, row.id));
+    return transactionViewOf(await this.load(row.merchant_id, row.id));
   }
 
   private async cardOf(req: AuthorizeRequest): Promise<{ card: ValidCard; securityCode?: string }> {

@@ -2,10 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import type { RecordedSale } from '@app/contracts';
 import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 import { preparedStatement } from '../prepared';
-import { EventName, OperationName, SplitResult, TransactionStatus, TransactionView } from '@app/contracts';
+import { EventName, OPERATION_CODES, OperationName, RecordedSale, TransactionStatus, TransactionView } from '@app/contracts';
 
 /** A transactions row as Postgres returns it: the columns the API sends with card.authorize. */
 export interface TransactionRow extends RecordedSale {
@@ -107,8 +106,6 @@ const WRITE_TRANSITIONS = preparedStatement<{ aggregate_id: string }>(
    SELECT id AS aggregate_id FROM updated`,
 );
 
-const OPERATION_CODES: Record<OperationName, number> = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6 };
-const OPERATION_NAMES = Object.fromEntries(Object.entries(OPERATION_CODES).map(([k, v]) => [v, k])) as Record<number, OperationName>;
 
 /**
  * Transactions, always read scoped by merchant. A status changes only by compare-and-set on
@@ -284,30 +281,5 @@ export function changedRow(row: TransactionRow, change: Transition): Transaction
     token_card: change.tokenCard ?? row.token_card,
     masked_card: change.maskedCard ?? row.masked_card,
     brand: change.brand ?? row.brand,
-  };
-}
-
-/**
- * The answer for a transaction as stored; its split, computed by the split engine from the terms
- * frozen at the sale, is the caller's to give.
- */
-export function toTransactionView(row: TransactionRow, split: SplitResult | undefined): TransactionView {
-  return {
-    id: row.id.toUpperCase(),
-    operation: OPERATION_NAMES[row.operation],
-    status: row.status as TransactionStatus,
-    statusVersion: row.status_version,
-    errorCode: row.error_code,
-    reference: row.reference,
-    currency: row.currency,
-    amount: Number(row.amount),
-    capturedAmount: Number(row.captured_amount),
-    cancelledAmount: Number(row.cancelled_amount),
-    acquirer: row.acquirer,
-    instalments: row.instalments,
-    createdAt: new Date(row.created_at).toISOString(),
-    processor: row.processor ?? {},
-    tokenCard: row.token_card ?? undefined,
-    split,
   };
 }
