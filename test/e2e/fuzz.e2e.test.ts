@@ -276,7 +276,7 @@ function typeLabel(v: Node): string {
   if (v instanceof Raw) return 'raw-number';
   if (v instanceof Obj) return 'object';
   if (Array.isArray(v)) return 'array';
-  return typeof v as string;
+  return typeof v;
 }
 
 /**
@@ -498,7 +498,6 @@ interface Built {
   mayVault: boolean;
 }
 
-const GUID_LOWER = (id: string) => id.toLowerCase();
 const AMOUNT_KEYS = new Set(['totalAmount', 'amount', 'departureTax']);
 
 function num(v: number, stringly: boolean): number | string {
@@ -585,7 +584,7 @@ function splitFor(variant: SplitVariant, n: number, gross: number, s: Setup): un
     case 'too-many-entries': return Array.from({ length: 11 + (n % 5) }, (_, i) => ({ recipient: r[i % r.length], amount: 1 }));
     case 'over-100-entries': return Array.from({ length: 101 + (n % 20) }, (_, i) => ({ recipient: r[i % r.length], amount: 1 }));
     case 'empty': return [];
-    case 'non-array': return [{ recipient: r[0], percentage: 10 }, 'split', 10, true][n % 4] as unknown;
+    case 'non-array': return [{ recipient: r[0], percentage: 10 }, 'split', 10, true][n % 4];
     case 'entry-not-object': return [e(0), [null, 'x', 5, [e(1)]][n % 4]];
     case 'two-full-fee-payers': return [e(0, { charge_recipient_processing_fee: true }), e(1, { charge_recipient_processing_fee: 'true' })];
     case 'full-and-prorata': return [e(0, { charge_recipient_processing_fee: true }), e(1, { charge_processing_fee: true })];

@@ -34,7 +34,7 @@ describe('hostile bodies', () => {
   const sendRaw = async (path: string, body: Uint8Array, headers: Record<string, string> = {}) => {
     const res = await fetch(stack.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const text = await res.text();
-    return { status: res.status, headers: Object.fromEntries(res.headers.entries()), text, json: JSON.parse(text) as any };
+    return { status: res.status, headers: Object.fromEntries(res.headers.entries()), text, json: JSON.parse(text) };
   };
   const rowsOf = async (m: MerchantCredentials) => {
     const count = async (table: string) => Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.internalId])).rows[0].n);

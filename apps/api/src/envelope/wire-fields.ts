@@ -127,7 +127,7 @@ export function passes(cls: object, obj: Record<string, unknown>): boolean {
     if (shape.maxItems === undefined) {
       if (isPlainObject(v) && !passes(shape.nested(), v)) return false;
     } else if (Array.isArray(v)) {
-      for (const e of v) if (isPlainObject(e) && !passes(shape.nested(), e as Record<string, unknown>)) return false;
+      for (const e of v) if (isPlainObject(e) && !passes(shape.nested(), e)) return false;
     }
   }
   return true;
