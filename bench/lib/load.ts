@@ -36,7 +36,7 @@ export function runLoad(url: string, shape: Pick<LoadShape, 'connections' | 'dur
         ],
       },
       (err, r) => {
-        if (err) return reject(err);
+        if (err) return reject(err as Error);
         resolve({
           rps: r.requests.average,
           p50: r.latency.p50,
