@@ -4,6 +4,7 @@ import { CANARY_CARDS, CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
 jest.setTimeout(180_000);
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 /**
@@ -40,6 +41,7 @@ describe('hostile bodies', () => {
     const count = async (table: string) => Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.internalId])).rows[0].n);
     return { transactions: await count('transactions'), token_cards: await count('vault.token_cards'), idempotency_keys: await count('idempotency_keys') };
   };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const expect400 = (res: { status: number; json: any; text: string }, parameter: string) => {
     expect(res.status).toBe(400);
     expect(res.json.result.error).toMatchObject({ code: '904', parameter });
