@@ -68,6 +68,8 @@ async function measure(url: string, shape: LoadShape, body: () => string): Promi
 
 const shapeName = (s: LoadShape) => (s.rate ? `fixed ${s.rate}/s` : `closed ${s.connections} conns`);
 
+type Machine = Awaited<ReturnType<typeof machine>>;
+
 async function machine(env: NodeJS.ProcessEnv) {
   const pg = new Client({ connectionString: env.DATABASE_URL });
   await pg.connect();
@@ -171,7 +173,7 @@ async function main(): Promise<void> {
 
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
 
-function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, only: Set<Group>, m: Record<string, unknown> | undefined): void {
+function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, only: Set<Group>, m: Machine | undefined): void {
   const dir = join(repoRoot(), 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const failures = rows.reduce((n, r) => n + r.gateway.non2xx + r.gateway.errors, 0) + pipelineFailures;

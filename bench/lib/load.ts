@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
 
 export interface LoadShape {
-  /** Closed loop (as fast as the server answers) when undefined; otherwise a fixed arrival rate. */
+  /** Closed loop (as fast as the server answers) when undefined; otherwise a fixed arrival rate, run by `runOpenLoop`. */
   rate?: number;
   connections: number;
   durationS: number;
@@ -17,17 +17,16 @@ export interface LoadResult {
 }
 
 /**
- * One autocannon run. `body` builds each request's JSON, so every request can carry a distinct
- * card. With a fixed rate, latencies are corrected for coordinated omission (autocannon's default).
+ * One closed-loop autocannon run. `body` builds each request's JSON, so every request can carry a
+ * distinct card. A fixed arrival rate is `runOpenLoop`'s job, not this one's.
  */
-export function runLoad(url: string, shape: LoadShape, body: () => string): Promise<LoadResult> {
+export function runLoad(url: string, shape: Pick<LoadShape, 'connections' | 'durationS'>, body: () => string): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     autocannon(
       {
         url,
         connections: shape.connections,
         duration: shape.durationS,
-        overallRate: shape.rate,
         requests: [
           {
             method: 'POST',
@@ -37,7 +36,7 @@ export function runLoad(url: string, shape: LoadShape, body: () => string): Prom
         ],
       },
       (err, r) => {
-        if (err) return reject(err);
+        if (err) return reject(err as Error);
         resolve({
           rps: r.requests.average,
           p50: r.latency.p50,

@@ -83,8 +83,8 @@ describe('fingerprint key rotation', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const run = { code: null as number | null, stdout: '', stderr: '', json: undefined as Result | undefined };
-    child.stdout!.on('data', (d: Buffer) => (run.stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (run.stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (run.stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (run.stderr += d.toString()));
     let exited = false;
     const exit = new Promise<void>((resolve) => child.on('exit', (code) => ((run.code = code), (exited = true), resolve())));
     let roundsDuringPass = 0;
@@ -99,8 +99,8 @@ describe('fingerprint key rotation', () => {
     expect(roundsDuringPass).toBeGreaterThan(0);
     expect(run.code).toBe(0);
     expect(run.json).toMatchObject({ fingerprintKid: kidB, twins: 0, unreadable: 0, remaining: 0 });
-    expect(run.json!.rowsByKid[kidA]).toBeUndefined();
-    expect(run.json!.refingerprinted).toBe(partial.remaining);
+    expect(run.json.rowsByKid[kidA]).toBeUndefined();
+    expect(run.json.refingerprinted).toBe(partial.remaining);
     expect(run.stderr).toContain('"event":"progress"');
     // The pass handled every clear number and wrote none of them anywhere it reports to.
     for (const c of cards) expect(run.stdout + run.stderr).not.toContain(c);

@@ -36,6 +36,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2_147_483_647);
 const BODY_LIMIT = 64 * 1024;
 const REQUEST_TIMEOUT_MS = 30_000;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 // ---------------------------------------------------------------------------------------------
@@ -276,7 +277,7 @@ function typeLabel(v: Node): string {
   if (v instanceof Raw) return 'raw-number';
   if (v instanceof Obj) return 'object';
   if (Array.isArray(v)) return 'array';
-  return typeof v as string;
+  return typeof v;
 }
 
 /**
@@ -498,7 +499,6 @@ interface Built {
   mayVault: boolean;
 }
 
-const GUID_LOWER = (id: string) => id.toLowerCase();
 const AMOUNT_KEYS = new Set(['totalAmount', 'amount', 'departureTax']);
 
 function num(v: number, stringly: boolean): number | string {
@@ -585,7 +585,7 @@ function splitFor(variant: SplitVariant, n: number, gross: number, s: Setup): un
     case 'too-many-entries': return Array.from({ length: 11 + (n % 5) }, (_, i) => ({ recipient: r[i % r.length], amount: 1 }));
     case 'over-100-entries': return Array.from({ length: 101 + (n % 20) }, (_, i) => ({ recipient: r[i % r.length], amount: 1 }));
     case 'empty': return [];
-    case 'non-array': return [{ recipient: r[0], percentage: 10 }, 'split', 10, true][n % 4] as unknown;
+    case 'non-array': return [{ recipient: r[0], percentage: 10 }, 'split', 10, true][n % 4];
     case 'entry-not-object': return [e(0), [null, 'x', 5, [e(1)]][n % 4]];
     case 'two-full-fee-payers': return [e(0, { charge_recipient_processing_fee: true }), e(1, { charge_recipient_processing_fee: 'true' })];
     case 'full-and-prorata': return [e(0, { charge_recipient_processing_fee: true }), e(1, { charge_processing_fee: true })];
@@ -720,6 +720,7 @@ function build(index: number, r: Recipe, s: Setup): Built {
         const key = keyAt(l) as string;
         const value = toNode(nearMissValue(key, at(NEAR_MISS[key], m.choice), valueAt(l), s));
         setAt(l, value);
+        // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a card number may come as a JSON number; an object never reads as digits
         if (key === 'cardNumber' && /^\d{12,19}$/.test(String(value))) pans.add(String(value));
         note(`near-miss:${key}`, `${rel(l)} = ${show(value)}`);
         break;
@@ -898,6 +899,7 @@ interface Answer {
   status: number; // 0: no answer
   ms: number;
   text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   json: any;
   replayed: boolean;
   error?: string;

@@ -4,6 +4,7 @@ import { CANARY_CARDS, CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
 jest.setTimeout(180_000);
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 /**
@@ -34,12 +35,13 @@ describe('hostile bodies', () => {
   const sendRaw = async (path: string, body: Uint8Array, headers: Record<string, string> = {}) => {
     const res = await fetch(stack.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const text = await res.text();
-    return { status: res.status, headers: Object.fromEntries(res.headers.entries()), text, json: JSON.parse(text) as any };
+    return { status: res.status, headers: Object.fromEntries(res.headers.entries()), text, json: JSON.parse(text) };
   };
   const rowsOf = async (m: MerchantCredentials) => {
     const count = async (table: string) => Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.internalId])).rows[0].n);
     return { transactions: await count('transactions'), token_cards: await count('vault.token_cards'), idempotency_keys: await count('idempotency_keys') };
   };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const expect400 = (res: { status: number; json: any; text: string }, parameter: string) => {
     expect(res.status).toBe(400);
     expect(res.json.result.error).toMatchObject({ code: '904', parameter });

@@ -113,6 +113,7 @@ describe('merchant ids', () => {
   it('/admin/deliveries?merchant= takes the public id or the UUID; an unknown one is a 400 naming the parameter', async () => {
     const get = async (query: string) => {
       const res = await fetch(`${stack.baseUrl}/admin/deliveries?${query}`, { headers: admin });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
       return { status: res.status, json: (await res.json()) as any };
     };
     expect(await get(`merchant=${shop.merchantId}`)).toEqual({ status: 200, json: { deliveries: [] } });

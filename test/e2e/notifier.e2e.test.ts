@@ -11,6 +11,7 @@ import { Listener, Received } from '../support/listener';
 
 jest.setTimeout(300_000);
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 /**

@@ -4,6 +4,7 @@ import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
 jest.setTimeout(180_000);
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 /** Card sales over HTTP with every app booted, against the sandbox acquirer (WIRE.md 4 and 7). */

@@ -7,6 +7,7 @@ import { CANARY_CARDS, CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
 jest.setTimeout(240_000);
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 const VISA_1X = { ratePpm: 29_900, fixed: 0 };

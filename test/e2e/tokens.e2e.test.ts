@@ -169,6 +169,7 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
         fetch(stack.baseUrl + path, { method: 'POST', headers: { 'content-type': type }, body });
       const wrongType = await send('x=1', 'application/x-www-form-urlencoded');
       expect(wrongType.status).toBe(415);
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
       expect(((await wrongType.json()) as any).result.error.code).toBe('415');
       const broken = await send(`{"transaction-request": {"tokencard": {"cardNumber": "${CANARY_CARDS.visa}"`);
       expect(broken.status).toBe(400);
@@ -210,6 +211,7 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
     it('serves /health, /metrics and an OpenAPI document of the token endpoints', async () => {
       const health = await fetch(`${stack.baseUrl}/health`);
       expect(health.status).toBe(200);
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
       expect(((await health.json()) as any).info).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });
       const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
       expect(metrics).toContain('http_request_duration_seconds');

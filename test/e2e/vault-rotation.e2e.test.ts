@@ -67,7 +67,7 @@ describe('vault key rotation', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ? null : code)));
-    for await (const line of createInterface({ input: child.stderr! })) {
+    for await (const line of createInterface({ input: child.stderr })) {
       if (line.includes('"event":"progress"')) {
         child.kill('SIGKILL');
         break;

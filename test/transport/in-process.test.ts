@@ -8,6 +8,7 @@ import { eventually } from '../support/stack';
 jest.setTimeout(60_000);
 
 /** Wraps a plain async function as a Nest message handler. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function handler(fn: (data: any) => Promise<unknown>): MessageHandler {
   return ((data: unknown) => fn(data)) as MessageHandler;
 }

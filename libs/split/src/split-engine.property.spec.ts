@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { FeeRate, MethodKind, SplitEntryInput, SplitErrorCodes, SplitResult } from '@app/contracts';
-import { cancellationDebits, chargebackDebits, Debit, MERCHANT, payableCells } from './adjustments';
+import { cancellationDebits, chargebackDebits, MERCHANT, payableCells } from './adjustments';
 import { processingFee } from './fees';
 import { computeSplit, SplitContext, validateSplit } from './split-engine';
 
@@ -99,7 +99,7 @@ const caseArb: fc.Arbitrary<Case> = fc
       }
     }
     const rate = { ratePpm, fixed };
-    return { gross, rate, fee: processingFee(gross, rate), instalments: debit ? 1 : instalments, kind: debit ? 'debit' : 'credit', entries, keys } as Case;
+    return { gross, rate, fee: processingFee(gross, rate), instalments: debit ? 1 : instalments, kind: debit ? 'debit' : 'credit', entries, keys };
   });
 
 const ctxOf = (c: Case): SplitContext => ({ gross: c.gross, fee: c.fee, merchantId: 'm1', recipients: APPROVED, maxEntries: MAX_ENTRIES });

@@ -43,7 +43,7 @@ export function billingOf(dto: BillingDto | undefined): Billing | undefined {
   if (!dto) return undefined;
   const out: Billing = {};
   for (const k of BILLING_KEYS) {
-    const v = dto[k] as unknown;
+    const v = dto[k] as string | number | null | undefined;
     if (v !== undefined && v !== null && v !== '') out[k] = String(v);
   }
   return out;

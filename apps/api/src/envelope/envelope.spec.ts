@@ -17,14 +17,14 @@ function failure(body: unknown) {
 describe('readEnvelope', () => {
   it('accepts either operation alias and returns its body', () => {
     for (const op of ops) {
-      const env = readEnvelope({ 'transaction-request': { version: '1.0.0', verification, [op]: { a: 1 } } }, ops);
-      expect(env).toEqual({ merchantId: 'm', merchantKey: 'k', operation: op, body: { a: 1 } });
+      const envelope = readEnvelope({ 'transaction-request': { version: '1.0.0', verification, [op]: { a: 1 } } }, ops);
+      expect(envelope).toEqual({ merchantId: 'm', merchantKey: 'k', operation: op, body: { a: 1 } });
     }
   });
 
   it('ignores key order', () => {
-    const env = readEnvelope({ 'transaction-request': { tokencard: {}, verification, version: '1.0.0' } }, ops);
-    expect(env.operation).toBe('tokencard');
+    const envelope = readEnvelope({ 'transaction-request': { tokencard: {}, verification, version: '1.0.0' } }, ops);
+    expect(envelope.operation).toBe('tokencard');
   });
 
   it.each([

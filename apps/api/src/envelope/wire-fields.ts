@@ -70,7 +70,7 @@ const FIELDS = new Map<object, Map<string, FieldShape>>();
 
 function shapeOf(target: object, key: string): FieldShape {
   let fields = FIELDS.get(target.constructor);
-  if (!fields) FIELDS.set(target.constructor, (fields = new Map()));
+  if (!fields) FIELDS.set(target.constructor, (fields = new Map<string, FieldShape>()));
   let shape = fields.get(key);
   if (!shape) fields.set(key, (shape = {}));
   return shape;
@@ -80,7 +80,7 @@ function shapeOf(target: object, key: string): FieldShape {
 function fieldsOf(cls: object): Map<string, FieldShape> {
   const all = new Map<string, FieldShape>();
   const chain: object[] = [];
-  for (let c: object | null = cls; c && c !== Function.prototype; c = Object.getPrototypeOf(c)) chain.unshift(c);
+  for (let c: object | null = cls; c && c !== Function.prototype; c = Object.getPrototypeOf(c) as object | null) chain.unshift(c);
   for (const c of chain) for (const [k, v] of FIELDS.get(c) ?? []) all.set(k, v);
   return all;
 }
@@ -97,7 +97,7 @@ const shapes = new Map<object, Map<string, FieldShape>>();
 export function instantiate<T extends object>(cls: new () => T, plain: Record<string, unknown>): T {
   let fields = shapes.get(cls);
   if (!fields) shapes.set(cls, (fields = fieldsOf(cls)));
-  const out = Object.create(cls.prototype) as Record<string, unknown>;
+  const out = Object.create(cls.prototype as object) as Record<string, unknown>;
   for (const [key, shape] of fields) {
     if (!Object.prototype.hasOwnProperty.call(plain, key)) continue;
     const v = plain[key];
@@ -127,7 +127,7 @@ export function passes(cls: object, obj: Record<string, unknown>): boolean {
     if (shape.maxItems === undefined) {
       if (isPlainObject(v) && !passes(shape.nested(), v)) return false;
     } else if (Array.isArray(v)) {
-      for (const e of v) if (isPlainObject(e) && !passes(shape.nested(), e as Record<string, unknown>)) return false;
+      for (const e of v) if (isPlainObject(e) && !passes(shape.nested(), e)) return false;
     }
   }
   return true;

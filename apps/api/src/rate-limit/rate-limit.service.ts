@@ -156,7 +156,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
       const granted = await this.limiter(budget, perS).consume(merchantId, size);
       // The rate's window is one second; a burst's answer may name its own, longer window.
       this.leases.set(key, { left: size, until: Date.now() + Math.min(granted.msBeforeNext, 1_000) });
-    } catch (e) {
+    } catch (e: unknown) {
       if (e instanceof RateLimiterRes) {
         this.leases.set(key, { left: 0, until: Date.now() + e.msBeforeNext, refusedS: retryAfterSeconds(e.msBeforeNext) });
         return;

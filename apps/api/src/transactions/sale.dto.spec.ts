@@ -108,7 +108,7 @@ describe('parseSale (SaleDto)', () => {
       expect(problems(sale(over as never))).toContainEqual(expect.objectContaining({ code: '904', parameter }));
       expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(100);
     }
-    expect(problems({ order: many as never, payment: {} })).toContainEqual(expect.objectContaining({ parameter: 'order', message: 'order must be an object.' }));
+    expect(problems({ order: many, payment: {} })).toContainEqual(expect.objectContaining({ parameter: 'order', message: 'order must be an object.' }));
   });
 
   it.each([['1e1', '10'], ['1.25E-1', '0.125'], ['-2.5e2', '-250'], ['1e-3', '0.001'], ['12.5', '12.5'], ['0e0', '0'], ['33.33', '33.33'], ['1e', '1e']])(

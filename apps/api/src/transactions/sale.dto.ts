@@ -176,40 +176,40 @@ export class SaleDto {
  * are integer cents; split percentages stay decimal text (never a float).
  */
 export function parseSale(body: Record<string, unknown>): SaleInput {
-  const dto = validated(SaleDto, body, '', (s) => {
-    const total = num(s.order?.totalAmount);
-    const amount = num(s.payment?.amount);
+  const dto = validated(SaleDto, body, '', (sale) => {
+    const total = num(sale.order?.totalAmount);
+    const amount = num(sale.payment?.amount);
     const problems: FieldProblem[] = [];
     if (total !== undefined && amount !== undefined && total !== amount) {
       problems.push({ code: ErrorCodes.InvalidField, parameter: 'payment.amount', message: 'payment.amount must equal order.totalAmount.' });
     }
     return problems;
   });
-  const p = dto.payment;
+  const payment = dto.payment;
   const optionalText = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : textOf(v));
-  const tokenKey = tokenKeyOf(p as unknown as Record<string, unknown>);
+  const tokenKey = tokenKeyOf(payment as unknown as Record<string, unknown>);
   const card = tokenKey
-    ? { tokenCard: String(p[tokenKey]).toLowerCase() }
-    : { card: { cardNumber: textOf(p.cardNumber)!, cardHolder: textOf(p.cardHolder)!, cardExpirationDate: textOf(p.cardExpirationDate)!, cardSecurityCode: optionalText(p.cardSecurityCode) } };
+    ? { tokenCard: String(payment[tokenKey]).toLowerCase() }
+    : { card: { cardNumber: textOf(payment.cardNumber)!, cardHolder: textOf(payment.cardHolder)!, cardExpirationDate: textOf(payment.cardExpirationDate)!, cardSecurityCode: optionalText(payment.cardSecurityCode) } };
   const optionalInt = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : num(v));
   return {
     order: { reference: textOf(dto.order.reference)!, totalAmount: num(dto.order.totalAmount)! },
     payment: {
-      acquirer: num(p.acquirer)!,
-      method: num(p.method)! as PaymentMethod,
-      amount: num(p.amount)!,
-      currency: textOf(p.currency)!,
-      country: textOf(p.country)!.toUpperCase(),
-      numberOfPayments: optionalInt(p.numberOfPayments) ?? 1,
-      groupNumber: optionalText(p.groupNumber),
-      flag: optionalText(p.flag),
-      softDescriptor: optionalText(p.softDescriptor),
-      departureTax: optionalInt(p.departureTax),
-      saveCreditCard: boolOf(p.saveCreditCard) ?? false,
-      generateToken: boolOf(p.generateToken) ?? false,
-      split: p.split?.map(splitEntryOf),
+      acquirer: num(payment.acquirer)!,
+      method: num(payment.method)! as PaymentMethod,
+      amount: num(payment.amount)!,
+      currency: textOf(payment.currency)!,
+      country: textOf(payment.country)!.toUpperCase(),
+      numberOfPayments: optionalInt(payment.numberOfPayments) ?? 1,
+      groupNumber: optionalText(payment.groupNumber),
+      flag: optionalText(payment.flag),
+      softDescriptor: optionalText(payment.softDescriptor),
+      departureTax: optionalInt(payment.departureTax),
+      saveCreditCard: boolOf(payment.saveCreditCard) ?? false,
+      generateToken: boolOf(payment.generateToken) ?? false,
+      split: payment.split?.map(splitEntryOf),
       ...card,
-      ...(tokenKey && optionalText(p.cardSecurityCode) ? { cardSecurityCode: textOf(p.cardSecurityCode) } : {}),
+      ...(tokenKey && optionalText(payment.cardSecurityCode) ? { cardSecurityCode: textOf(payment.cardSecurityCode) } : {}),
     },
     billing: billingOf(dto.billing),
     urlReturn: optionalText(dto.urlReturn) === undefined ? undefined : new URL(textOf(dto.urlReturn)!).toString(),

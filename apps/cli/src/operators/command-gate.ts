@@ -70,7 +70,7 @@ export class CommandGate implements OnApplicationBootstrap {
 }
 
 function targetOf(opts: Record<string, unknown>): string | undefined {
-  for (const k of TARGET_OPTIONS) if (typeof opts[k] === 'string') return opts[k] as string;
+  for (const k of TARGET_OPTIONS) if (typeof opts[k] === 'string') return opts[k];
   return undefined;
 }
 

@@ -83,7 +83,7 @@ export class WebhookSender {
             httpStatus: status,
             errorClass: status >= 200 && status < 300 ? undefined : 'http_status',
             responseBody: Buffer.concat(chunks).toString('utf8'),
-            retryAfterMs: parseRetryAfter(res.headers['retry-after'] as string | undefined),
+            retryAfterMs: parseRetryAfter(res.headers['retry-after']),
           });
         });
         res.on('error', (e) => {

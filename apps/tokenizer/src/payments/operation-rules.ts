@@ -1,8 +1,6 @@
 import { DomainError, ErrorCodes, Events, TransactionStatus } from '@app/contracts';
 import type { OperationKind, OperationRow, TransactionRow, Transition } from '@app/persistence';
 
-const S = TransactionStatus;
-
 /** What a capture or cancel of `amount` cents would do, judged against the transaction as it is. */
 export interface Judged {
   amount: number;
@@ -21,23 +19,23 @@ export function judge(kind: OperationKind, row: TransactionRow, requested: numbe
 }
 
 function judgeCapture(row: TransactionRow, requested: number | undefined): Judged {
-  if (row.status !== S.Authorized) {
-    if (row.status === S.Approved || (row.status === S.PartialCancelled && Number(row.captured_amount) > 0)) {
+  if (row.status !== TransactionStatus.Authorized) {
+    if (row.status === TransactionStatus.Approved || (row.status === TransactionStatus.PartialCancelled && Number(row.captured_amount) > 0)) {
       throw conflict(ErrorCodes.AlreadyCaptured, 'The transaction is already captured.');
     }
-    if (row.status === S.Cancelled || row.status === S.PartialCancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is cancelled.');
+    if (row.status === TransactionStatus.Cancelled || row.status === TransactionStatus.PartialCancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is cancelled.');
     throw conflict(ErrorCodes.InvalidState, 'Only an authorized transaction can be captured.');
   }
   const amount = requested ?? Number(row.amount);
   if (amount > Number(row.amount)) {
     throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the authorized ${row.amount} cents.`);
   }
-  return { amount, change: { status: S.Approved, capturedAmount: amount }, event: 'transaction.captured' };
+  return { amount, change: { status: TransactionStatus.Approved, capturedAmount: amount }, event: 'transaction.captured' };
 }
 
 function judgeCancel(row: TransactionRow, requested: number | undefined): Judged {
-  if (row.status === S.Cancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is already cancelled.');
-  if (row.status !== S.Authorized && row.status !== S.Approved && row.status !== S.PartialCancelled) {
+  if (row.status === TransactionStatus.Cancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is already cancelled.');
+  if (row.status !== TransactionStatus.Authorized && row.status !== TransactionStatus.Approved && row.status !== TransactionStatus.PartialCancelled) {
     throw conflict(ErrorCodes.InvalidState, 'Only an authorized or approved transaction can be cancelled.');
   }
   const base = cancelBase(row);
@@ -49,7 +47,7 @@ function judgeCancel(row: TransactionRow, requested: number | undefined): Judged
     throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${remaining} cents that can still be cancelled.`);
   }
   const cancelled = Number(row.cancelled_amount) + amount;
-  return { amount, change: { status: cancelled === base ? S.Cancelled : S.PartialCancelled, cancelledAmount: cancelled }, event: 'transaction.cancelled' };
+  return { amount, change: { status: cancelled === base ? TransactionStatus.Cancelled : TransactionStatus.PartialCancelled, cancelledAmount: cancelled }, event: 'transaction.cancelled' };
 }
 
 /**
@@ -62,7 +60,7 @@ export function judgeHeld(op: Pick<OperationRow, 'kind' | 'amount'>, row: Transa
 
 /** An authorization is cancelled against what was authorized, a capture against what was captured. */
 function cancelBase(row: Pick<TransactionRow, 'status' | 'amount' | 'captured_amount'>): number {
-  return row.status === S.Authorized || Number(row.captured_amount) === 0 ? Number(row.amount) : Number(row.captured_amount);
+  return row.status === TransactionStatus.Authorized || Number(row.captured_amount) === 0 ? Number(row.amount) : Number(row.captured_amount);
 }
 
 export function conflict(code: DomainError['code'], message: string): DomainError {

@@ -31,8 +31,6 @@ import { transactionViewOf } from '@app/split';
 import { TokenizerConfig } from '../config/tokenizer.config';
 import { TokensService } from '../tokens/tokens.service';
 
-const S = TransactionStatus;
-
 /**
  * Authorize, capture and cancel with the acquirer. Every handler is safe to run twice for the
  * same message (a redelivery after a crash, a retry after a reply timeout): the acquirer call
@@ -72,13 +70,13 @@ export class PaymentsService {
   async authorize(req: AuthorizeRequest, firstDelivery = false): Promise<TransactionView> {
     const row = (firstDelivery && recordedRow(req)) || (await this.load(req.merchantId, req.transactionId));
     // Already decided (this is a redelivery): the answer is the recorded outcome.
-    if (row.status !== S.Waiting) return transactionViewOf(row);
+    if (row.status !== TransactionStatus.Waiting) return transactionViewOf(row);
 
     const { card, securityCode } = await this.cardOf(req);
     let tokenCard: string | undefined;
     if (req.saveCard && req.sealedCard) tokenCard = (await this.tokens.store(req.merchantId, card, req.billing ?? null)).token;
     const amount = Number(row.amount);
-    const change: Transition = { status: S.Unauthorized, tokenCard, maskedCard: maskPan(card.pan), brand: card.brand };
+    const change: Transition = { status: TransactionStatus.Unauthorized, tokenCard, maskedCard: maskPan(card.pan), brand: card.brand };
 
     if (isExpired({ year: card.expYear, month: card.expMonth })) {
       change.errorCode = ErrorCodes.CardExpired;
@@ -100,7 +98,7 @@ export class PaymentsService {
       });
       change.processor = processorOf(result);
       if (result.outcome === 'approved') {
-        change.status = req.capture ? S.Approved : S.Authorized;
+        change.status = req.capture ? TransactionStatus.Approved : TransactionStatus.Authorized;
         change.capturedAmount = req.capture ? amount : 0;
       } else if (result.outcome === 'timeout') {
         // Outcome unknown at the acquirer: undo it, so the card is never left charged.
@@ -108,7 +106,7 @@ export class PaymentsService {
         change.errorCode = ErrorCodes.AcquirerTimeout;
       }
     }
-    return this.apply(row, change, req.capture && change.status === S.Approved ? [{ event: Events.TransactionCaptured, amount }] : []);
+    return this.apply(row, change, req.capture && change.status === TransactionStatus.Approved ? [{ event: Events.TransactionCaptured, amount }] : []);
   }
 
   /**
@@ -119,7 +117,7 @@ export class PaymentsService {
    */
   async abandon(row: TransactionRow): Promise<TransactionView> {
     const known = await this.acquirer.inquire(`${row.id}-authorize`);
-    const change: Transition = { status: S.Unauthorized, errorCode: ErrorCodes.NotProcessed };
+    const change: Transition = { status: TransactionStatus.Unauthorized, errorCode: ErrorCodes.NotProcessed };
     if (known) {
       change.processor = processorOf(known);
       if (known.outcome !== 'declined') await this.acquirer.reverse({ operationKey: `${row.id}-reversal`, tid: known.tid });
@@ -309,7 +307,7 @@ export class PaymentsService {
 /** The row the API recorded with the request, if it is this sale's, undecided. */
 function recordedRow(req: AuthorizeRequest): TransactionRow | undefined {
   const row: TransactionRow | undefined = req.recorded && { ...req.recorded, created_at: new Date(req.recorded.created_at) };
-  const fits = row?.id === req.transactionId.toLowerCase() && row.merchant_id === req.merchantId.toLowerCase() && row.status === S.Waiting && row.status_version === 1;
+  const fits = row?.id === req.transactionId.toLowerCase() && row.merchant_id === req.merchantId.toLowerCase() && row.status === TransactionStatus.Waiting && row.status_version === 1;
   return fits ? row : undefined;
 }
 
