@@ -8,10 +8,25 @@ module.exports = {
   // The canary scan must see what every other suite wrote, so it runs last.
   testSequencer: '<rootDir>/test/sequencer.js',
   projects: [
-    { displayName: 'unit', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/apps', '<rootDir>/libs'],
-      testMatch: ['**/*.spec.ts'], moduleNameMapper, transform },
-    { displayName: 'integration', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/test'],
-      testMatch: ['**/*.test.ts'], moduleNameMapper, transform,
-      globalSetup: '<rootDir>/test/support/global-setup.ts', globalTeardown: '<rootDir>/test/support/global-teardown.ts' },
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/apps', '<rootDir>/libs'],
+      testMatch: ['**/*.spec.ts'],
+      moduleNameMapper,
+      transform,
+    },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.test.ts'],
+      moduleNameMapper,
+      transform,
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
   ],
 };

@@ -34,7 +34,10 @@ const fixed: LoadShape = { connections: 64, durationS, rate: num('BENCH_RATE', 8
 const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter'] as const;
 type Group = (typeof GROUPS)[number];
 function selectedGroups(): Set<Group> {
-  const names = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const names = (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(GROUPS as readonly string[]).includes(n));
   if (unknown.length) throw new Error(`BENCH_ONLY: unknown group(s) ${unknown.join(', ')}; known: ${GROUPS.join(', ')}`);
   return new Set((names.length ? names : GROUPS) as Group[]);
@@ -78,11 +81,20 @@ async function machine(env: NodeJS.ProcessEnv) {
   const redis = new Redis(env.REDIS_URL as string);
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
   redis.disconnect();
-  return { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, postgres: pgVersion, redis: redisVersion };
+  return {
+    cpu: cpus()[0]?.model,
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    postgres: pgVersion,
+    redis: redisVersion,
+  };
 }
 
 function verdict(s: Scenario, t: Target, rows: Row[]): string {
-  const row = rows.find((r) => r.scenario === s.name && (t.shape === 'closed' ? r.shape.startsWith('closed') : r.shape.startsWith('fixed')));
+  const row = rows.find(
+    (r) => r.scenario === s.name && (t.shape === 'closed' ? r.shape.startsWith('closed') : r.shape.startsWith('fixed')),
+  );
   if (!row) return 'not measured';
   return t.shape === 'closed'
     ? `${row.gateway.rps.toFixed(0)} req/s vs target ≥ ${t.rps}: ${row.gateway.rps >= t.rps ? 'met' : 'MISSED'}`
@@ -90,10 +102,14 @@ function verdict(s: Scenario, t: Target, rows: Row[]): string {
 }
 
 const figureVerdict = (f: Figure) =>
-  f.target === undefined ? (f.note ?? 'no target') : `${f.value.toFixed(0)} ${f.unit} vs target ≥ ${f.target}: ${f.value >= f.target ? 'met' : 'MISSED'}`;
+  f.target === undefined
+    ? (f.note ?? 'no target')
+    : `${f.value.toFixed(0)} ${f.unit} vs target ≥ ${f.target}: ${f.value >= f.target ? 'met' : 'MISSED'}`;
 
 function printFigure(f: Figure): void {
-  process.stdout.write(`${f.name}: ${f.value.toFixed(0)} ${f.unit} | baseline ${f.baseline.toFixed(0)} ${f.unit}${f.detail ? ` | ${f.detail}` : ''}\n`);
+  process.stdout.write(
+    `${f.name}: ${f.value.toFixed(0)} ${f.unit} | baseline ${f.baseline.toFixed(0)} ${f.unit}${f.detail ? ` | ${f.detail}` : ''}\n`,
+  );
 }
 
 async function runScenarios(stack: BenchStack, r: Results): Promise<void> {
@@ -143,7 +159,10 @@ async function main(): Promise<void> {
     r.figures.push(benchSplitEngine(durationS, warmupS));
     printFigure(r.figures[r.figures.length - 1]);
   }
-  let env: NodeJS.ProcessEnv = { DATABASE_URL: maintenanceUrl(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL), REDIS_URL: process.env.REDIS_URL ?? DEFAULT_REDIS_URL };
+  let env: NodeJS.ProcessEnv = {
+    DATABASE_URL: maintenanceUrl(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL),
+    REDIS_URL: process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
+  };
   const stack = r.scenarios.length || only.has('webhooks') || only.has('limiter') ? await startBenchStack() : undefined;
   try {
     if (stack) {
@@ -151,7 +170,12 @@ async function main(): Promise<void> {
       await runScenarios(stack, r);
       if (only.has('webhooks')) {
         const events = num('BENCH_WEBHOOK_EVENTS', 0);
-        for (const f of await benchWebhooks(stack, events || 5000, events || 1000, num('BENCH_WEBHOOK_WARMUP_EVENTS', warmupS > 0 ? 500 : 0))) {
+        for (const f of await benchWebhooks(
+          stack,
+          events || 5000,
+          events || 1000,
+          num('BENCH_WEBHOOK_WARMUP_EVENTS', warmupS > 0 ? 500 : 0),
+        )) {
           r.figures.push(f);
           r.pipelineFailures += f.failures ?? 0;
           printFigure(f);
@@ -177,7 +201,23 @@ function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, 
   const dir = join(repoRoot(), 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const failures = rows.reduce((n, r) => n + r.gateway.non2xx + r.gateway.errors, 0) + pipelineFailures;
-  writeFileSync(join(dir, 'latest.json'), JSON.stringify({ at: new Date().toISOString(), machine: m, groups: [...only], rateLimiter: process.env.RATE_LIMIT_ENABLED === 'false' ? 'off' : 'on', rows, notes, figures, failures }, null, 2) + '\n');
+  writeFileSync(
+    join(dir, 'latest.json'),
+    JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        machine: m,
+        groups: [...only],
+        rateLimiter: process.env.RATE_LIMIT_ENABLED === 'false' ? 'off' : 'on',
+        rows,
+        notes,
+        figures,
+        failures,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   const partial = only.size < GROUPS.length ? ` Groups run: ${[...only].join(', ')} (BENCH_ONLY).` : '';
   const limiter = process.env.RATE_LIMIT_ENABLED === 'false' ? ' Rate limiter off (RATE_LIMIT_ENABLED=false).' : '';
   const lines = [
@@ -202,12 +242,17 @@ function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, 
           '',
           '| figure | measured | baseline | measured / baseline | verdict |',
           '|---|---|---|---|---|',
-          ...figures.map((f) => `| ${f.name} | ${fmt(f.value)} ${f.unit} | ${fmt(f.baseline)} ${f.unit} | ${(f.value / f.baseline).toFixed(3)} | ${figureVerdict(f)} |`),
+          ...figures.map(
+            (f) =>
+              `| ${f.name} | ${fmt(f.value)} ${f.unit} | ${fmt(f.baseline)} ${f.unit} | ${(f.value / f.baseline).toFixed(3)} | ${figureVerdict(f)} |`,
+          ),
           ...figures.filter((f) => f.detail).flatMap((f, i) => [...(i ? [] : ['']), `- ${f.name}: ${f.detail}`]),
         ]
       : []),
     '',
-    ...scenarios.flatMap((s) => [s.target, s.extraTarget].filter((t): t is Target => !!t).map((t) => `- ${s.name}: ${verdict(s, t, rows)}`)),
+    ...scenarios.flatMap((s) =>
+      [s.target, s.extraTarget].filter((t): t is Target => !!t).map((t) => `- ${s.name}: ${verdict(s, t, rows)}`),
+    ),
     ...figures.filter((f) => f.target !== undefined).map((f) => `- ${f.name}: ${figureVerdict(f)}`),
     failures ? `\n**${failures} requests or pipeline items failed during the run.**` : '',
   ];

@@ -28,7 +28,16 @@ import {
 import { ensureDevKeys, KEY_VARIABLES, KeySet } from './lib/dev-keys';
 import { bootstrapAdmin, operatorTokenActive } from './lib/operators';
 import { compose, dockerEngineAvailable } from './lib/docker';
-import { findPostgresBinDir, findRedisServer, freePort, isPortFree, logTail, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from './lib/local-servers';
+import {
+  findPostgresBinDir,
+  findRedisServer,
+  freePort,
+  isPortFree,
+  logTail,
+  PrivateServer,
+  startPrivatePostgresCluster,
+  startPrivateRedisServer,
+} from './lib/local-servers';
 import { migrateEntry, repoRoot, waitUntil } from './lib/processes';
 
 const HEALTH_TIMEOUT_MS = 90_000;
@@ -96,7 +105,13 @@ interface Dependency {
 
 async function ensureInfrastructure(root: string, dataDir: string, keys: KeySet): Promise<{ databaseUrl: string; redisUrl: string }> {
   const deps: Dependency[] = [
-    { kind: 'postgres', variable: 'DATABASE_URL', url: process.env.DATABASE_URL || DEFAULT_DATABASE_URL, defaultPort: 5432, probe: { ok: true } },
+    {
+      kind: 'postgres',
+      variable: 'DATABASE_URL',
+      url: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+      defaultPort: 5432,
+      probe: { ok: true },
+    },
     { kind: 'redis', variable: 'REDIS_URL', url: process.env.REDIS_URL || DEFAULT_REDIS_URL, defaultPort: 6379, probe: { ok: true } },
   ];
   for (const dep of deps) {
@@ -113,7 +128,9 @@ async function provide(root: string, dataDir: string, keys: KeySet, down: Depend
   const remote = down.find((d) => !isLoopbackUrl(d.url));
   if (remote) {
     // We only stand in for servers on this machine; a remote URL is the user's to fix.
-    throw new StartError(`${remote.variable} points at ${redactUrl(remote.url)}, which is not reachable. Start it, or unset ${remote.variable} to use a local server.`);
+    throw new StartError(
+      `${remote.variable} points at ${redactUrl(remote.url)}, which is not reachable. Start it, or unset ${remote.variable} to use a local server.`,
+    );
   }
   // Compose publishes the standard ports; it can stand in only where those are what we need and free.
   const composeFits = down.every((d) => !d.probe.ok && !d.probe.portOpen && urlPort(d.url, d.defaultPort) === d.defaultPort);
@@ -166,7 +183,12 @@ async function startPrivatePostgres(dataDir: string, dep: Dependency): Promise<s
 }
 
 async function startPrivateRedis(dataDir: string, dep: Dependency): Promise<string> {
-  const server = await startPrivateRedisServer({ dir: join(dataDir, 'redis'), port: await choosePort(dep), persistent: true, detached: true });
+  const server = await startPrivateRedisServer({
+    dir: join(dataDir, 'redis'),
+    port: await choosePort(dep),
+    persistent: true,
+    detached: true,
+  });
   undo.push({ what: 'stop the private Redis', run: () => server.stop('SIGTERM') });
   say(`redis: started a private server on 127.0.0.1:${server.port} (data in ${shortPath(server.dir)})`);
   return onLoopbackPort(dep.url, server.port);
@@ -191,7 +213,8 @@ function installHelp(missing: Dependency[]): string {
 
 function requireBuild(root: string): void {
   const missing = [...APPS.map((a) => appEntry(root, a.name)), cliEntry(root), migrateEntry(root)].filter((f) => !existsSync(f));
-  if (missing.length) throw new StartError(`the build is missing ${missing.map(shortPath).join(', ')}: run "npm run build" (npm start does)`);
+  if (missing.length)
+    throw new StartError(`the build is missing ${missing.map(shortPath).join(', ')}: run "npm run build" (npm start does)`);
 }
 
 async function prepareDatabase(root: string, env: NodeJS.ProcessEnv): Promise<void> {
@@ -291,7 +314,16 @@ async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string):
     if (existsSync(logFile)) renameSync(logFile, `${logFile}.1`);
     // Each app as its own database role (the migration, above, ran as DATABASE_URL's user: the owner).
     // Own process group: a terminal Ctrl-C reaches only us, and we stop the apps in order.
-    const app = launchApp({ root, name: spec.name, env, port: ports.get(spec.name)!, logFile, healthHost: spec.name === 'api' ? healthHost : '127.0.0.1', detached: true, console: true });
+    const app = launchApp({
+      root,
+      name: spec.name,
+      env,
+      port: ports.get(spec.name)!,
+      logFile,
+      healthHost: spec.name === 'api' ? healthHost : '127.0.0.1',
+      detached: true,
+      console: true,
+    });
     void app.exited.then(({ code, signal }) => {
       if (!app.stopRequested) onUnexpectedExit(app, signal ? `killed by ${signal}` : `exit code ${code}`);
     });
@@ -331,14 +363,22 @@ async function waitUntilHealthy(apps: LaunchedApp[]): Promise<void> {
       try {
         await waitForHealth(app, HEALTH_TIMEOUT_MS, 300);
       } catch {
-        throw new StartError(`${app.name} did not become healthy at ${app.url}/health within ${HEALTH_TIMEOUT_MS / 1000} s. Last lines of ${shortPath(app.logFile)}:\n${logTail(app.logFile, 15)}`);
+        throw new StartError(
+          `${app.name} did not become healthy at ${app.url}/health within ${HEALTH_TIMEOUT_MS / 1000} s. Last lines of ${shortPath(app.logFile)}:\n${logTail(app.logFile, 15)}`,
+        );
       }
       say(`${app.name}: healthy`);
     }),
   );
 }
 
-function printWelcome(merchant: SandboxMerchant, operator: DevOperator | undefined, dataDir: string, api: LaunchedApp, env: NodeJS.ProcessEnv): void {
+function printWelcome(
+  merchant: SandboxMerchant,
+  operator: DevOperator | undefined,
+  dataDir: string,
+  api: LaunchedApp,
+  env: NodeJS.ProcessEnv,
+): void {
   const base = `http://${env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1'}:${api.port}`;
   say('');
   say(`Sandbox merchant (saved in ${shortPath(join(dataDir, 'sandbox-merchant.json'))}):`);
@@ -353,7 +393,9 @@ function printWelcome(merchant: SandboxMerchant, operator: DevOperator | undefin
     say(`  export GATEWAY_OPERATOR_TOKEN=${operator.token}   # for npm run cli`);
   }
   say(`Operator dashboard: ${base}/admin/queues (Authorization: Bearer <GATEWAY_OPERATOR_TOKEN>)`);
-  say(`Operator CLI: DATABASE_URL=${redactUrl(roleUrl(env.DATABASE_URL!, 'cli', {}))} npm run cli -- <command> (the operator's database role)`);
+  say(
+    `Operator CLI: DATABASE_URL=${redactUrl(roleUrl(env.DATABASE_URL!, 'cli', {}))} npm run cli -- <command> (the operator's database role)`,
+  );
   say(`Logs: ${shortPath(join(dataDir, 'logs'))}/<app>.log. Ctrl-C stops everything.`);
 }
 
@@ -382,7 +424,11 @@ async function main(): Promise<void> {
 
   requireBuild(root);
   const { keys, created } = ensureDevKeys(dataDir);
-  say(created ? `generated development keys in ${shortPath(join(dataDir, 'dev-keys.env'))}` : `using development keys from ${shortPath(join(dataDir, 'dev-keys.env'))}`);
+  say(
+    created
+      ? `generated development keys in ${shortPath(join(dataDir, 'dev-keys.env'))}`
+      : `using development keys from ${shortPath(join(dataDir, 'dev-keys.env'))}`,
+  );
   const infra = await ensureInfrastructure(root, dataDir, keys);
   const env = appEnvironment(keys, dataDir, infra);
   await prepareDatabase(root, env);
@@ -391,7 +437,13 @@ async function main(): Promise<void> {
   const merchant = await ensureSandboxMerchant(root, dataDir, env);
   const apps = await startApps(root, env, logsDir);
   await waitUntilHealthy(apps);
-  printWelcome(merchant, operator, dataDir, apps.find((a) => a.name === 'api')!, env);
+  printWelcome(
+    merchant,
+    operator,
+    dataDir,
+    apps.find((a) => a.name === 'api')!,
+    env,
+  );
   // From here on the child processes keep us alive until a signal or a crash.
 }
 

@@ -8,7 +8,9 @@ export interface Baseline {
 }
 
 export async function startBaseline(responseBody: string): Promise<Baseline> {
-  const child = spawn(process.execPath, [join(__dirname, '..', 'baseline-server.js'), responseBody], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(__dirname, '..', 'baseline-server.js'), responseBody], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
   const port = Number(chunk.toString().trim());
   return {

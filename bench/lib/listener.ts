@@ -50,7 +50,16 @@ export class WebhookListener {
   track(run: string, expected: number): Arrivals {
     let resolve!: () => void;
     const complete = new Promise<void>((r) => (resolve = r));
-    const arrivals = { latencies: new Map<string, number>(), duplicates: 0, lastArrivalAt: 0, maxOpen: 0, open: 0, complete, expected, resolve };
+    const arrivals = {
+      latencies: new Map<string, number>(),
+      duplicates: 0,
+      lastArrivalAt: 0,
+      maxOpen: 0,
+      open: 0,
+      complete,
+      expected,
+      resolve,
+    };
     this.runs.set(run, arrivals);
     return arrivals;
   }

@@ -15,7 +15,13 @@ export interface OpenLoopResult {
  * flattered by coordinated omission). Sends are batched per timer tick, which keeps the
  * generator's own cost low on a machine it shares with the system under test.
  */
-export async function runOpenLoop(url: string, rate: number, durationS: number, maxSockets: number, body: () => string): Promise<OpenLoopResult> {
+export async function runOpenLoop(
+  url: string,
+  rate: number,
+  durationS: number,
+  maxSockets: number,
+  body: () => string,
+): Promise<OpenLoopResult> {
   const target = new URL(url);
   const agent = new Agent({ keepAlive: true, maxSockets });
   const total = Math.round(rate * durationS);
@@ -30,7 +36,14 @@ export async function runOpenLoop(url: string, rate: number, durationS: number, 
     new Promise<void>((resolve) => {
       const payload = body();
       const req = request(
-        { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        },
         (res) => {
           res.on('data', () => undefined);
           res.on('end', () => {

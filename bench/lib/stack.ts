@@ -6,7 +6,16 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
-import { AppName, APP_NAMES, LaunchedApp, launchApp, migrateDatabase, operatorCliJson, stopApp, waitForHealth } from '../../scripts/lib/launcher';
+import {
+  AppName,
+  APP_NAMES,
+  LaunchedApp,
+  launchApp,
+  migrateDatabase,
+  operatorCliJson,
+  stopApp,
+  waitForHealth,
+} from '../../scripts/lib/launcher';
 import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { freePort } from '../../scripts/lib/local-servers';
 import { repoRoot, waitUntil } from '../../scripts/lib/processes';
@@ -68,7 +77,9 @@ export async function startBenchStack(): Promise<BenchStack> {
   // Side by side: apps[i] is what the scenarios see of launched[i].
   const spawnApp = async (name: AppName, label: string, extra: NodeJS.ProcessEnv = {}): Promise<LaunchedApp> => {
     // BENCH_PROFILE_DIR: every app writes a V8 CPU profile there when it stops (profile before tuning).
-    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${label}.cpuprofile`] : [];
+    const profile = process.env.BENCH_PROFILE_DIR
+      ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, '--cpu-prof-name', `${label}.cpuprofile`]
+      : [];
     // Each app as its own database role, with its bounded statements: what production runs. The
     // notifier runs as NODE_ENV=test: the bench's listener is on loopback, which a production
     // notifier refuses to allow. The apps write their logs straight into files: piping them
@@ -103,7 +114,15 @@ export async function startBenchStack(): Promise<BenchStack> {
       await waitForHealth(app, 60_000, 250);
       return apps[launched.indexOf(app)];
     };
-    return { baseUrl: `http://127.0.0.1:${api.port}`, merchant: { merchantId: merchant.merchantId, merchantKey: merchant.merchantKey }, merchantInternalId, env, apps, startApi, teardown };
+    return {
+      baseUrl: `http://127.0.0.1:${api.port}`,
+      merchant: { merchantId: merchant.merchantId, merchantKey: merchant.merchantKey },
+      merchantInternalId,
+      env,
+      apps,
+      startApi,
+      teardown,
+    };
   } catch (e) {
     await teardown();
     throw e;
@@ -176,7 +195,11 @@ export async function waitUntilIdle(stack: BenchStack, timeoutMs = 120_000): Pro
     const busy = async () => {
       const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL')).rows;
       const queues = (await redis.keys(`${prefix}:*:meta`)).map((k) => k.slice(0, -':meta'.length));
-      const jobs = await Promise.all(queues.map(async (q) => (await redis.llen(`${q}:wait`)) + (await redis.llen(`${q}:active`)) + (await redis.zcard(`${q}:prioritized`))));
+      const jobs = await Promise.all(
+        queues.map(
+          async (q) => (await redis.llen(`${q}:wait`)) + (await redis.llen(`${q}:active`)) + (await redis.zcard(`${q}:prioritized`)),
+        ),
+      );
       return n + jobs.reduce((a, b) => a + b, 0);
     };
     await waitUntil("the previous run's outbox events and jobs", async () => (await busy()) === 0, timeoutMs, 200);

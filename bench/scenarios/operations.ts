@@ -15,10 +15,27 @@ const CAPTURED = 900_000;
  */
 export function operationScenarios(closed: LoadShape): Scenario[] {
   const sampleResponse = JSON.stringify({
-    transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', operationId: '5', status: '12', message: 'PARTIAL CANCELLED', errorCode: '', statusVersion: '9',
+    transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A',
+    operationId: '5',
+    status: '12',
+    message: 'PARTIAL CANCELLED',
+    errorCode: '',
+    statusVersion: '9',
     order: { reference: 'O-1', currency: '986', totalAmount: String(AMOUNT), dateTime: '2026-11-22T12:12:14.794Z' },
-    processor: { acquirer: '26', tid: 'a'.repeat(20), nsu: '123456789', authorizationCode: '123456', returnCode: '00', returnMessage: 'Cancelled', numberOfPayments: '1', amount: String(AMOUNT), capturedAmount: String(CAPTURED), cancelledAmount: '7' },
-    tokenCard: '', split: [],
+    processor: {
+      acquirer: '26',
+      tid: 'a'.repeat(20),
+      nsu: '123456789',
+      authorizationCode: '123456',
+      returnCode: '00',
+      returnMessage: 'Cancelled',
+      numberOfPayments: '1',
+      amount: String(AMOUNT),
+      capturedAmount: String(CAPTURED),
+      cancelledAmount: '7',
+    },
+    tokenCard: '',
+    split: [],
   });
   let merchant: { merchantId: string; merchantKey: string };
   const ids: string[] = [];
@@ -40,7 +57,10 @@ export function operationScenarios(closed: LoadShape): Scenario[] {
         return () => {
           // First every transaction is captured (in order), then cancels land on random ones.
           const i = n++;
-          const operation = i < TRANSACTIONS ? { capture: { transactionId: ids[i], amount: CAPTURED } } : { cancel: { transactionId: ids[randomInt(TRANSACTIONS)], amount: 1 } };
+          const operation =
+            i < TRANSACTIONS
+              ? { capture: { transactionId: ids[i], amount: CAPTURED } }
+              : { cancel: { transactionId: ids[randomInt(TRANSACTIONS)], amount: 1 } };
           return JSON.stringify({ 'transaction-request': { version: '1.0.0', verification: merchant, ...operation } });
         };
       },
@@ -58,12 +78,24 @@ async function authorize(baseUrl: string, merchant: { merchantId: string; mercha
         verification: merchant,
         authorize: {
           order: { reference, totalAmount: AMOUNT },
-          payment: { acquirer: 26, method: 1, amount: AMOUNT, currency: '986', country: 'BRA', numberOfPayments: 1, cardHolder: 'BENCH', cardNumber: '4111111111111111', cardSecurityCode: '123', cardExpirationDate: '203012' },
+          payment: {
+            acquirer: 26,
+            method: 1,
+            amount: AMOUNT,
+            currency: '986',
+            country: 'BRA',
+            numberOfPayments: 1,
+            cardHolder: 'BENCH',
+            cardNumber: '4111111111111111',
+            cardSecurityCode: '123',
+            cardExpirationDate: '203012',
+          },
         },
       },
     }),
   });
   const body = (await res.json()) as { transactionId?: string; status?: string };
-  if (res.status !== 200 || body.status !== '3' || !body.transactionId) throw new Error(`authorize for the operations bench answered ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 200 || body.status !== '3' || !body.transactionId)
+    throw new Error(`authorize for the operations bench answered ${res.status} ${JSON.stringify(body)}`);
   return body.transactionId;
 }

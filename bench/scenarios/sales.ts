@@ -5,10 +5,27 @@ import { Scenario } from '../lib/scenario';
 /** Approved sales with an inline card (last digit 1: approved at once by the sandbox). */
 export function saleScenarios(closed: LoadShape, fixed: LoadShape): Scenario[] {
   const sampleResponse = JSON.stringify({
-    transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', operationId: '3', status: '8', message: 'APPROVED', errorCode: '', statusVersion: '2',
+    transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A',
+    operationId: '3',
+    status: '8',
+    message: 'APPROVED',
+    errorCode: '',
+    statusVersion: '2',
     order: { reference: 'B-1', currency: '986', totalAmount: '150000', dateTime: '2026-11-22T12:12:14.794Z' },
-    processor: { acquirer: '26', tid: 'a'.repeat(20), nsu: '123456789', authorizationCode: '123456', returnCode: '00', returnMessage: 'Approved', numberOfPayments: '1', amount: '150000', capturedAmount: '150000', cancelledAmount: '0' },
-    tokenCard: '', split: [],
+    processor: {
+      acquirer: '26',
+      tid: 'a'.repeat(20),
+      nsu: '123456789',
+      authorizationCode: '123456',
+      returnCode: '00',
+      returnMessage: 'Approved',
+      numberOfPayments: '1',
+      amount: '150000',
+      capturedAmount: '150000',
+      cancelledAmount: '0',
+    },
+    tokenCard: '',
+    split: [],
   });
   return [
     {
@@ -27,7 +44,18 @@ export function saleScenarios(closed: LoadShape, fixed: LoadShape): Scenario[] {
               verification: stack.merchant,
               sale: {
                 order: { reference: `B-${n++}`, totalAmount: 150000 },
-                payment: { acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', numberOfPayments: 1, cardHolder: 'BENCH', cardNumber: '4111111111111111', cardSecurityCode: '123', cardExpirationDate: '203012' },
+                payment: {
+                  acquirer: 26,
+                  method: 1,
+                  amount: 150000,
+                  currency: '986',
+                  country: 'BRA',
+                  numberOfPayments: 1,
+                  cardHolder: 'BENCH',
+                  cardNumber: '4111111111111111',
+                  cardSecurityCode: '123',
+                  cardExpirationDate: '203012',
+                },
               },
             },
           });

@@ -11,7 +11,13 @@ import { Figure } from '../lib/scenario';
 const merchantId = randomUUID();
 const r = Array.from({ length: 10 }, () => randomUUID());
 const recipients = new Map(r.map((id) => [id, 'approved' as const]));
-const entry = (e: Partial<SplitEntryInput>): SplitEntryInput => ({ liable: true, chargeProcessingFee: false, chargeRecipientProcessingFee: false, isGrossAmount: false, ...e });
+const entry = (e: Partial<SplitEntryInput>): SplitEntryInput => ({
+  liable: true,
+  chargeProcessingFee: false,
+  chargeRecipientProcessingFee: false,
+  isGrossAmount: false,
+  ...e,
+});
 // Every mode the engine has bar FULL (which excludes PRORATA): 49.58 % in percentages and 107.33
 // in fixed amounts, so any gross from 500.00 up leaves the merchant a residual that covers its fee.
 const SPLIT: SplitEntryInput[] = [

@@ -11,9 +11,25 @@ import { BenchStack, internalIdOf, runCli } from '../lib/stack';
  */
 export function splitSaleScenarios(closed: LoadShape): Scenario[] {
   const sampleResponse = JSON.stringify({
-    transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', operationId: '3', status: '8', message: 'APPROVED', errorCode: '', statusVersion: '2',
+    transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A',
+    operationId: '3',
+    status: '8',
+    message: 'APPROVED',
+    errorCode: '',
+    statusVersion: '2',
     order: { reference: 'S-1', currency: '986', totalAmount: '150000', dateTime: '2026-11-22T12:12:14.794Z' },
-    processor: { acquirer: '26', tid: 'a'.repeat(20), nsu: '123456789', authorizationCode: '123456', returnCode: '00', returnMessage: 'Approved', numberOfPayments: '1', amount: '150000', capturedAmount: '150000', cancelledAmount: '0' },
+    processor: {
+      acquirer: '26',
+      tid: 'a'.repeat(20),
+      nsu: '123456789',
+      authorizationCode: '123456',
+      returnCode: '00',
+      returnMessage: 'Approved',
+      numberOfPayments: '1',
+      amount: '150000',
+      capturedAmount: '150000',
+      cancelledAmount: '0',
+    },
     tokenCard: '',
     split: [
       { recipient: 'a'.repeat(36), gross: '30000', fee: '900', net: '29100', mode: 'PRORATA', liable: 'true' },
@@ -36,7 +52,13 @@ export function splitSaleScenarios(closed: LoadShape): Scenario[] {
         // Each recipient is created pending, then approved: only approved ones may be split to.
         recipients = await Promise.all(
           ['bench-r1', 'bench-r2', 'bench-r3'].map(async (name) => {
-            const { recipientId } = await runCli<{ recipientId: string }>(stack.env, ['recipient:create', '--merchant', merchant.merchantId, '--name', name]);
+            const { recipientId } = await runCli<{ recipientId: string }>(stack.env, [
+              'recipient:create',
+              '--merchant',
+              merchant.merchantId,
+              '--name',
+              name,
+            ]);
             await runCli(stack.env, ['recipient:approve', '--recipient', recipientId]);
             return recipientId;
           }),
@@ -52,7 +74,16 @@ export function splitSaleScenarios(closed: LoadShape): Scenario[] {
               sale: {
                 order: { reference: `S-${n++}`, totalAmount: 150000 },
                 payment: {
-                  acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', numberOfPayments: 1, cardHolder: 'BENCH', cardNumber: '4111111111111111', cardSecurityCode: '123', cardExpirationDate: '203012',
+                  acquirer: 26,
+                  method: 1,
+                  amount: 150000,
+                  currency: '986',
+                  country: 'BRA',
+                  numberOfPayments: 1,
+                  cardHolder: 'BENCH',
+                  cardNumber: '4111111111111111',
+                  cardSecurityCode: '123',
+                  cardExpirationDate: '203012',
                   split: [
                     { recipient: recipients[0], percentage: '20', charge_processing_fee: true },
                     { recipient: recipients[1], amount: 10000 },
@@ -90,8 +121,15 @@ async function waitForPayables(stack: BenchStack, merchantId: string, loadEndedA
     const afterS = (Date.now() - loadEndedAt) / 1000;
     const sales = await count('SELECT count(*) AS n FROM transactions WHERE merchant_id = $1 AND captured_amount > 0');
     const payables = await count('SELECT count(*) AS n FROM payables WHERE merchant_id = $1');
-    if (!done) return { note: `sale + 3-way split: **${pending} of ${sales} approved sales still without payables ${afterS.toFixed(0)} s after the load**; ${payables} payables.`, failures: pending };
-    return { note: `sale + 3-way split: payables of all ${sales} approved sales (warm-up included) written ${afterS.toFixed(1)} s after the load ended; ${payables} payables.`, failures: 0 };
+    if (!done)
+      return {
+        note: `sale + 3-way split: **${pending} of ${sales} approved sales still without payables ${afterS.toFixed(0)} s after the load**; ${payables} payables.`,
+        failures: pending,
+      };
+    return {
+      note: `sale + 3-way split: payables of all ${sales} approved sales (warm-up included) written ${afterS.toFixed(1)} s after the load ended; ${payables} payables.`,
+      failures: 0,
+    };
   } finally {
     await pg.end();
   }

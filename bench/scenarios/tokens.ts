@@ -26,7 +26,14 @@ async function seedTokens(stack: BenchStack, n: number): Promise<string[]> {
 
 export function tokenScenarios(closed: LoadShape, fixed: LoadShape): Scenario[] {
   const sampleResponse = JSON.stringify({
-    TokenCard: 'a'.repeat(64), BIN: '411111******1111', CardHolder: 'BENCH', Month: '12', Year: '2030', Flag: 'visa', Created_at: '1795000000', Client: {},
+    TokenCard: 'a'.repeat(64),
+    BIN: '411111******1111',
+    CardHolder: 'BENCH',
+    Month: '12',
+    Year: '2030',
+    Flag: 'visa',
+    Created_at: '1795000000',
+    Client: {},
   });
   let tokens: string[] = [];
   return [
@@ -38,7 +45,10 @@ export function tokenScenarios(closed: LoadShape, fixed: LoadShape): Scenario[] 
       target: { shape: 'closed', rps: 1200 },
       body: (stack) => {
         const next = cardSequence(Math.floor(Date.now() % 1e8) * 10);
-        return () => envelope(stack, { tokencard: { cardNumber: next(), cardHolder: 'BENCH', cardExpirationDate: '203012', cardSecurityCode: '123' } });
+        return () =>
+          envelope(stack, {
+            tokencard: { cardNumber: next(), cardHolder: 'BENCH', cardExpirationDate: '203012', cardSecurityCode: '123' },
+          });
       },
     },
     {

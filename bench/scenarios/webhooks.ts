@@ -21,8 +21,19 @@ const PER_DESTINATION = 16;
 
 function view(id: string, n: number): TransactionView {
   return {
-    id, operation: 'sale', status: 8, statusVersion: 2, errorCode: '', reference: `WH-${n}`, currency: '986',
-    amount: 150000, capturedAmount: 150000, cancelledAmount: 0, acquirer: 26, instalments: 1, createdAt: new Date().toISOString(),
+    id,
+    operation: 'sale',
+    status: 8,
+    statusVersion: 2,
+    errorCode: '',
+    reference: `WH-${n}`,
+    currency: '986',
+    amount: 150000,
+    capturedAmount: 150000,
+    cancelledAmount: 0,
+    acquirer: 26,
+    instalments: 1,
+    createdAt: new Date().toISOString(),
     processor: { tid: 'a'.repeat(20), nsu: '123456789', authorizationCode: '123456', returnCode: '00', returnMessage: 'Approved' },
   };
 }
@@ -30,11 +41,26 @@ function view(id: string, n: number): TransactionView {
 /** A synthetic but valid approved-sale event; the merchant must be real (deliveries reference it). */
 function event(merchantId: string, urlReturn: string, n: number): TransactionEvent {
   const transactionId = randomUUID().toUpperCase();
-  return { transactionId, merchantId, statusVersion: 2, status: 8, capturedAmount: 150000, cancelledAmount: 0, urlReturn, view: view(transactionId, n) };
+  return {
+    transactionId,
+    merchantId,
+    statusVersion: 2,
+    status: 8,
+    capturedAmount: 150000,
+    cancelledAmount: 0,
+    urlReturn,
+    view: view(transactionId, n),
+  };
 }
 
 /** Enqueues `total` events to `listener` in bulk, each stamped with its enqueue time; resolves when all arrived or on timeout. */
-async function deliver(queue: Queue, stack: BenchStack, listener: WebhookListener, run: string, total: number): Promise<{ arrivals: Arrivals; startedAt: number; timedOut: boolean }> {
+async function deliver(
+  queue: Queue,
+  stack: BenchStack,
+  listener: WebhookListener,
+  run: string,
+  total: number,
+): Promise<{ arrivals: Arrivals; startedAt: number; timedOut: boolean }> {
   const arrivals = listener.track(run, total);
   const startedAt = Date.now();
   for (let i = 0; i < total; i += CHUNK) {
@@ -48,7 +74,11 @@ async function deliver(queue: Queue, stack: BenchStack, listener: WebhookListene
       })),
     );
   }
-  const timedOut = (await within(arrivals.complete.then(() => true), TIMEOUT_MS)) === undefined;
+  const timedOut =
+    (await within(
+      arrivals.complete.then(() => true),
+      TIMEOUT_MS,
+    )) === undefined;
   return { arrivals, startedAt, timedOut };
 }
 
@@ -68,7 +98,11 @@ export async function benchWebhooks(stack: BenchStack, fastEvents: number, slowE
   const queue = new Queue(Events.TransactionStatusChanged, { connection: redis, prefix: stack.env.QUEUE_PREFIX });
   // The body the notifier sends for such an event, so the bare client posts the same size.
   const sample = event(stack.merchantInternalId, 'http://127.0.0.1/', 0).view!;
-  const body = JSON.stringify({ type: Events.TransactionStatusChanged, timestamp: new Date().toISOString(), data: toTransactionResponse(sample) });
+  const body = JSON.stringify({
+    type: Events.TransactionStatusChanged,
+    timestamp: new Date().toISOString(),
+    data: toTransactionResponse(sample),
+  });
   const runTag = Date.now().toString(36);
   const figures: Figure[] = [];
   try {
@@ -87,7 +121,12 @@ export async function benchWebhooks(stack: BenchStack, fastEvents: number, slowE
         const baseline = await bareDeliveries(listener.url + '?run=baseline', body, l.events, PER_DESTINATION);
         const lat = [...arrivals.latencies.values()].sort((a, b) => a - b);
         figures.push({
-          name: l.name, unit: 'deliveries/s', value, baseline, target: l.target, failures: l.events - delivered,
+          name: l.name,
+          unit: 'deliveries/s',
+          value,
+          baseline,
+          target: l.target,
+          failures: l.events - delivered,
           note: l.delayMs ? bound(l.delayMs, arrivals.maxOpen) : undefined,
           detail: `${delivered}/${l.events} delivered${timedOut ? ` (**${l.events - delivered} not within ${TIMEOUT_MS / 1000} s**)` : ''}, enqueue → arrival p50 ${quantile(lat, 0.5)} ms, p99 ${quantile(lat, 0.99)} ms, ${arrivals.duplicates} duplicates, at most ${arrivals.maxOpen} requests open at the listener at once`,
         });

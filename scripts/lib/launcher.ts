@@ -178,7 +178,9 @@ export async function waitForHealth(app: LaunchedApp, timeoutMs: number, interva
   while (Date.now() < deadline) {
     if (!app.isRunning()) {
       const { code, signal } = await app.exited;
-      throw new Error(`${app.label} exited (${signal ?? `code ${code}`}) before it was ready. ${app.logFile}:\n${logTail(app.logFile, 30)}`);
+      throw new Error(
+        `${app.label} exited (${signal ?? `code ${code}`}) before it was ready. ${app.logFile}:\n${logTail(app.logFile, 30)}`,
+      );
     }
     try {
       const res = await fetch(`${app.url}/health`, { signal: AbortSignal.timeout(2_000) });
@@ -217,7 +219,11 @@ export async function stopApp(app: LaunchedApp, opts: StopOptions = {}): Promise
  * Creates the database DATABASE_URL names when it is missing, then runs the migration runner as
  * that URL's user (the tables' owner): pending migrations, and the app roles' passwords.
  */
-export async function migrateDatabase(root: string, env: NodeJS.ProcessEnv, timeoutMs = 120_000): Promise<{ created: boolean; migrations: string[] }> {
+export async function migrateDatabase(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 120_000,
+): Promise<{ created: boolean; migrations: string[] }> {
   const created = await createDatabaseIfMissing(env.DATABASE_URL!);
   const r = await runNode(migrateEntry(root), [], { cwd: root, env, timeoutMs });
   if (r.code !== 0) throw new Error(`migrations failed (exit ${r.code}):\n${r.stderr.trim() || r.stdout.trim()}`);
@@ -243,8 +249,17 @@ export interface CliRun<T> {
  * Runs the operator CLI as an operator's shell would: as the operator's database role, with
  * `env`'s DATABASE_URL (the owner's) turned into that role's. Reports however it ended.
  */
-export async function runOperatorCli<T = Record<string, unknown>>(root: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliRun<T>> {
-  const r = await runNode(cliEntry(root), args, { cwd: root, env: { ...env, DATABASE_URL: roleUrl(env.DATABASE_URL!, 'cli', env) }, timeoutMs });
+export async function runOperatorCli<T = Record<string, unknown>>(
+  root: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 60_000,
+): Promise<CliRun<T>> {
+  const r = await runNode(cliEntry(root), args, {
+    cwd: root,
+    env: { ...env, DATABASE_URL: roleUrl(env.DATABASE_URL!, 'cli', env) },
+    timeoutMs,
+  });
   let json: T | undefined;
   try {
     // The CLI prints exactly one JSON document on stdout; progress goes to stderr.
@@ -259,7 +274,12 @@ export async function runOperatorCli<T = Record<string, unknown>>(root: string, 
  * The operator CLI's JSON answer; a failure rejects with the CLI's own error message (it prints
  * `{"error": …}` on stderr), so callers can match on it.
  */
-export async function operatorCliJson<T = Record<string, unknown>>(root: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<T> {
+export async function operatorCliJson<T = Record<string, unknown>>(
+  root: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 60_000,
+): Promise<T> {
   const r = await runOperatorCli<T>(root, args, env, timeoutMs);
   if (r.code !== 0 || r.json === undefined) {
     const lastErr = r.stderr.trim().split('\n').pop() ?? '';

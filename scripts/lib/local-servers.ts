@@ -138,7 +138,8 @@ function postgresUser(): PostgresUser {
     throw new Error('running as root, but there is no "postgres" user to run initdb/postgres as (PostgreSQL refuses to run as root)');
   }
   const runuser = which('runuser') ?? ['/usr/sbin/runuser', '/sbin/runuser'].find(existsSync);
-  if (!runuser) throw new Error('running as root, but "runuser" (util-linux) is missing: it is needed to run Postgres as the postgres user');
+  if (!runuser)
+    throw new Error('running as root, but "runuser" (util-linux) is missing: it is needed to run Postgres as the postgres user');
   return {
     wrap: (cmd, args) => [runuser, ['-u', 'postgres', '--', cmd, ...args]],
     own: (dir) => chownSync(dir, uid, gid),
@@ -188,7 +189,10 @@ export async function startPrivatePostgresCluster(opts: PostgresOptions): Promis
   if (!existsSync(join(data, 'PG_VERSION'))) {
     await pg('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
     // Our settings live in a file we rewrite at every start, so the port can change between runs.
-    writeFileSync(join(data, 'postgresql.conf'), `${readFileSync(join(data, 'postgresql.conf'), 'utf8')}\ninclude_if_exists = 'gateway-local.conf'\n`);
+    writeFileSync(
+      join(data, 'postgresql.conf'),
+      `${readFileSync(join(data, 'postgresql.conf'), 'utf8')}\ninclude_if_exists = 'gateway-local.conf'\n`,
+    );
   }
 
   const running = async () => (await run(...user.wrap(join(bin, 'pg_ctl'), ['-D', data, 'status']), { cwd: dir })).code === 0;
@@ -289,13 +293,20 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
   const port = opts.port ?? (await freePort());
   const logFile = join(opts.dir, 'redis.log');
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--save', '',
-    '--appendonly', opts.persistent ? 'yes' : 'no',
-    '--dir', opts.dir,
-    '--logfile', logFile,
-    '--daemonize', 'no',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    opts.persistent ? 'yes' : 'no',
+    '--dir',
+    opts.dir,
+    '--logfile',
+    logFile,
+    '--daemonize',
+    'no',
   ];
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -322,10 +333,15 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
       );
       if (opts.detached) proc.unref();
       try {
-        await waitUntil(`redis-server on port ${port}`, async () => {
-          if (gone) throw new Error(`redis-server exited: ${logTail(logFile)}`);
-          return redisPing(port);
-        }, 15_000, 100);
+        await waitUntil(
+          `redis-server on port ${port}`,
+          async () => {
+            if (gone) throw new Error(`redis-server exited: ${logTail(logFile)}`);
+            return redisPing(port);
+          },
+          15_000,
+          100,
+        );
       } catch (e) {
         proc.kill('SIGKILL');
         throw e;
@@ -335,7 +351,10 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
       const proc = child;
       if (!proc) return;
       proc.kill(signal as NodeJS.Signals);
-      const killed = await within(exited.then(() => true), 10_000);
+      const killed = await within(
+        exited.then(() => true),
+        10_000,
+      );
       if (!killed) {
         proc.kill('SIGKILL');
         await exited;

@@ -16,7 +16,8 @@ export interface IssuedOperator {
 export async function bootstrapAdmin(root: string, env: NodeJS.ProcessEnv, name: string): Promise<IssuedOperator> {
   // Without a token: the bootstrap is what issues the first one.
   const r = await runOperatorCli<IssuedOperator>(root, ['operator:create', '--name', name, '--role', 'admin'], withoutOperatorToken(env));
-  if (r.code !== 0 || r.json === undefined) throw new Error(`creating the first admin (${name}) failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
+  if (r.code !== 0 || r.json === undefined)
+    throw new Error(`creating the first admin (${name}) failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
   return r.json;
 }
 

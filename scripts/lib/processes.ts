@@ -115,7 +115,12 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | un
 }
 
 /** Polls until check() returns a value other than undefined/false, or throws the last reason. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number, intervalMs = 250): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  intervalMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

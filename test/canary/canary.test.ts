@@ -40,7 +40,10 @@ describe('canary scan: no clear card data at rest', () => {
       for (const t of tables.rows) {
         const dump = await db.query<{ row: string }>(`SELECT t::text AS row FROM "${t.schema}"."${t.name}" t`);
         rows += dump.rowCount ?? 0;
-        expect({ table: `${t.schema}.${t.name}`, leaks: leaks(dump.rows.map((r) => r.row).join('\n')) }).toEqual({ table: `${t.schema}.${t.name}`, leaks: [] });
+        expect({ table: `${t.schema}.${t.name}`, leaks: leaks(dump.rows.map((r) => r.row).join('\n')) }).toEqual({
+          table: `${t.schema}.${t.name}`,
+          leaks: [],
+        });
       }
       // The scan must have had something to scan: the suites before it vaulted cards.
       expect(rows).toBeGreaterThan(100);
@@ -83,7 +86,9 @@ describe('canary scan: no clear card data at rest', () => {
   it('finds none in the captured logs', () => {
     const dir = process.env.TEST_LOG_DIR as string;
     expect(existsSync(dir)).toBe(true);
-    const files = readdirSync(dir).map((f) => join(dir, f)).filter((f) => statSync(f).isFile());
+    const files = readdirSync(dir)
+      .map((f) => join(dir, f))
+      .filter((f) => statSync(f).isFile());
     expect(files.length).toBeGreaterThan(0);
     const found: string[] = [];
     for (const f of files) for (const l of leaks(readFileSync(f, 'utf8'))) found.push(`${f}: ${l}`);

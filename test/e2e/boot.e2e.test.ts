@@ -43,7 +43,13 @@ describe('configuration at boot', () => {
 
   it('names malformed variables without echoing key material', () => {
     const secretish = 'k1:c2VjcmV0LWJ1dC10b28tc2hvcnQ=';
-    const { status, stderr } = boot('api', { PORT: 'eighty', REDIS_URL: 'http://x', TRANSIT_KEYS: secretish, WORKER_CONCURRENCY: 'token.add=lots', NODE_ENV: 'production' });
+    const { status, stderr } = boot('api', {
+      PORT: 'eighty',
+      REDIS_URL: 'http://x',
+      TRANSIT_KEYS: secretish,
+      WORKER_CONCURRENCY: 'token.add=lots',
+      NODE_ENV: 'production',
+    });
     expect(status).toBe(1);
     expect(stderr).toContain('PORT must be a whole number');
     expect(stderr).toContain('REDIS_URL must be a redis: or rediss: URL');

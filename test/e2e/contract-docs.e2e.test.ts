@@ -49,7 +49,9 @@ describe('the OpenAPI document at /docs', () => {
   ];
 
   it('lists every operation of every endpoint', () => {
-    const receiver = doc.paths['/v1/receiver'].post.requestBody.content['application/json'].schema.oneOf.map((r: Schema) => r.$ref.split('/').pop());
+    const receiver = doc.paths['/v1/receiver'].post.requestBody.content['application/json'].schema.oneOf.map((r: Schema) =>
+      r.$ref.split('/').pop(),
+    );
     expect(receiver).toEqual(['SaleRequest', 'AuthorizeRequest', 'CaptureRequest', 'CancelRequest', 'ReportRequest']);
     expect(doc.paths['/v1/token/add'].post.requestBody.content['application/json'].schema.$ref).toMatch(/TokencardRequest$/);
     expect(doc.paths['/v1/token/retrieve'].post.requestBody.content['application/json'].schema.$ref).toMatch(/RetrieveTokenRequest$/);

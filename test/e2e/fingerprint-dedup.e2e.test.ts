@@ -38,7 +38,9 @@ describe('dedup across fingerprint kids', () => {
     ciphertext: randomBytes(80),
   });
   const rowsOf = async (merchantId: string) =>
-    db.query<{ token: string; fingerprint: string }[]>(`SELECT token, fingerprint FROM vault.token_cards WHERE merchant_id = $1`, [merchantId]);
+    db.query<{ token: string; fingerprint: string }[]>(`SELECT token, fingerprint FROM vault.token_cards WHERE merchant_id = $1`, [
+      merchantId,
+    ]);
 
   beforeAll(async () => {
     db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 24)).initialize();

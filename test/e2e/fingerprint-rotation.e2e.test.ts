@@ -35,14 +35,23 @@ describe('fingerprint key rotation', () => {
 
   const add = async (m: MerchantCredentials, cardNumber: string): Promise<string> => {
     const res = await post(stack.baseUrl, '/v1/token/add', {
-      'transaction-request': { version: '1.0.0', verification: m, tokencard: { cardNumber, cardHolder: 'ROTATION', cardExpirationDate: '203104' } },
+      'transaction-request': {
+        version: '1.0.0',
+        verification: m,
+        tokencard: { cardNumber, cardHolder: 'ROTATION', cardExpirationDate: '203104' },
+      },
     });
     expect(res.status).toBe(200);
     return res.json.TokenCard as string;
   };
   const addAll = (m: MerchantCredentials, list: string[]) => Promise.all(list.map((c) => add(m, c)));
   const rowsOf = async (m: MerchantCredentials) =>
-    (await db.query<{ kid: string; n: number }>(`SELECT split_part(fingerprint, '.', 1) AS kid, count(*)::int AS n FROM vault.token_cards WHERE merchant_id = $1 GROUP BY 1 ORDER BY 1`, [m.internalId])).rows;
+    (
+      await db.query<{ kid: string; n: number }>(
+        `SELECT split_part(fingerprint, '.', 1) AS kid, count(*)::int AS n FROM vault.token_cards WHERE merchant_id = $1 GROUP BY 1 ORDER BY 1`,
+        [m.internalId],
+      )
+    ).rows;
   const refingerprint = (args: string[], keys: string) => runCli<Result>(['vault:refingerprint', ...args], { FINGERPRINT_KEYS: keys });
 
   beforeAll(async () => {
@@ -67,7 +76,12 @@ describe('fingerprint key rotation', () => {
     expect(await addAll(shop, cards)).toEqual(cards.map((c) => tokens.get(c)));
     const fresh = luhn('455699999999999');
     tokens.set(fresh, await add(shop, fresh));
-    expect(await rowsOf(shop)).toEqual([{ kid: kidA, n: cards.length }, { kid: kidB, n: 1 }].sort((a, b) => a.kid.localeCompare(b.kid)));
+    expect(await rowsOf(shop)).toEqual(
+      [
+        { kid: kidA, n: cards.length },
+        { kid: kidB, n: 1 },
+      ].sort((a, b) => a.kid.localeCompare(b.kid)),
+    );
 
     // Interrupted: two batches of 10, then the run stops.
     const partial = await refingerprint(['--batch-size', '10', '--max-batches', '2'], rotating);
@@ -129,7 +143,10 @@ describe('fingerprint key rotation', () => {
 
     const result = await refingerprint(['--batch-size', '50'], `${specB},${specC}`);
     expect(result).toMatchObject({ fingerprintKid: kidC, twins: 1, unreadable: 0, remaining: 1 });
-    expect(await rowsOf(other)).toEqual([{ kid: kidB, n: 1 }, { kid: kidC, n: 1 }]);
+    expect(await rowsOf(other)).toEqual([
+      { kid: kidB, n: 1 },
+      { kid: kidC, n: 1 },
+    ]);
     expect(result.rowsByKid[kidB]).toBe(1);
     // Both tokens stay usable; the one under the active key is what dedup returns.
     await stack.restart('tokenizer', 'SIGTERM', { FINGERPRINT_KEYS: `${specB},${specC}` });

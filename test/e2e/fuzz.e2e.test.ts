@@ -69,11 +69,18 @@ const CODE_PATTERNS = FUZZ_CODES.map((c) => ({ code: c, re: codePattern(c) }));
 
 /** Emitted verbatim: number literals beyond a double, deep nesting. */
 class Raw {
-  constructor(readonly text: string, readonly label: string) {}
+  constructor(
+    readonly text: string,
+    readonly label: string,
+  ) {}
 }
 /** A string holding bytes that are not UTF-8. */
 class BadUtf8 {
-  constructor(readonly before: string, readonly bytes: Buffer, readonly after: string) {}
+  constructor(
+    readonly before: string,
+    readonly bytes: Buffer,
+    readonly after: string,
+  ) {}
 }
 /** Ordered entries, so a key can appear twice. */
 class Obj {
@@ -85,7 +92,12 @@ type Key = string | number;
 function toNode(v: unknown): Node {
   if (v instanceof Raw || v instanceof BadUtf8 || v instanceof Obj) return v;
   if (Array.isArray(v)) return v.map(toNode);
-  if (v !== null && typeof v === 'object') return new Obj(Object.entries(v).filter(([, x]) => x !== undefined).map(([k, x]) => [k, toNode(x)]));
+  if (v !== null && typeof v === 'object')
+    return new Obj(
+      Object.entries(v)
+        .filter(([, x]) => x !== undefined)
+        .map(([k, x]) => [k, toNode(x)]),
+    );
   return v as Node;
 }
 
@@ -215,13 +227,37 @@ const SPECIAL: Record<SpecialCategory, string[]> = {
   'lone-surrogate': ['\ud800', '\udfff', '\udbff', '\udfff\ud800', '\ud83d'],
   other: ['\u007f', '\ufeff', '\u2028', '\u2029', '\u202e', '\uffff', '\ufffd', '\u0085'],
 };
-const specialArb = fc.constantFrom<SpecialCategory>('nul', 'c0', 'lone-surrogate', 'other').chain((cat) => fc.constantFrom(...SPECIAL[cat]).map((ch) => ({ cat, ch })));
+const specialArb = fc
+  .constantFrom<SpecialCategory>('nul', 'c0', 'lone-surrogate', 'other')
+  .chain((cat) => fc.constantFrom(...SPECIAL[cat]).map((ch) => ({ cat, ch })));
 
 /** Integer literals a double can't hold, and literals of every other awkward shape. */
 const NUMBER_LITERALS = [
-  '9007199254740993', '-9007199254740993', '9007199254740992', '18446744073709551617', '99999999999999999999999999999',
-  '12345678901234567890', '1e400', '-1e400', '1e-400', '4.9e-324', '1.7976931348623157e308', '-0', '0', '-1', '0.1', '1.5',
-  '1.0', '150000.0', '100.00', '1.5e5', '1e2', '1E+2', '2147483648', '-2147483649', '10.50',
+  '9007199254740993',
+  '-9007199254740993',
+  '9007199254740992',
+  '18446744073709551617',
+  '99999999999999999999999999999',
+  '12345678901234567890',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '4.9e-324',
+  '1.7976931348623157e308',
+  '-0',
+  '0',
+  '-1',
+  '0.1',
+  '1.5',
+  '1.0',
+  '150000.0',
+  '100.00',
+  '1.5e5',
+  '1e2',
+  '1E+2',
+  '2147483648',
+  '-2147483649',
+  '10.50',
 ];
 
 /** True when the server's JSON.parse can't give back the literal's value exactly. */
@@ -234,9 +270,34 @@ function alteredLiteral(t: string): boolean {
 }
 
 const TRICKY_STRINGS = [
-  '', ' ', 'true', 'false', 'null', 'undefined', '0', '-1', '1.5', '1e3', '9007199254740993', 'NaN', 'Infinity', '0x1F',
-  '١٢٣', '\u00a0123', "' OR 1=1 --", '${jndi:ldap://x/a}', '<script>alert(1)</script>', '%00', '../../etc/passwd', '{}', '[]',
-  '\\u0000', 'ＡＢＣ', '𝕏', 'é', 'e\u0301',
+  '',
+  ' ',
+  'true',
+  'false',
+  'null',
+  'undefined',
+  '0',
+  '-1',
+  '1.5',
+  '1e3',
+  '9007199254740993',
+  'NaN',
+  'Infinity',
+  '0x1F',
+  '١٢٣',
+  '\u00a0123',
+  "' OR 1=1 --",
+  '${jndi:ldap://x/a}',
+  '<script>alert(1)</script>',
+  '%00',
+  '../../etc/passwd',
+  '{}',
+  '[]',
+  '\\u0000',
+  'ＡＢＣ',
+  '𝕏',
+  'é',
+  'e\u0301',
 ];
 
 const stringArb: fc.Arbitrary<string> = fc.oneof(
@@ -248,8 +309,26 @@ const stringArb: fc.Arbitrary<string> = fc.oneof(
 );
 
 const keyArb: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('', ' ', 'toString', 'hasOwnProperty', 'valueOf', 'cardNumber', 'cardSecurityCode', 'transaction-request', 'version',
-    'verification', 'sale', 'tokencard', 'amount', '0', 'a.b', 'payment.amount', '$where', 'x'.repeat(300)),
+  fc.constantFrom(
+    '',
+    ' ',
+    'toString',
+    'hasOwnProperty',
+    'valueOf',
+    'cardNumber',
+    'cardSecurityCode',
+    'transaction-request',
+    'version',
+    'verification',
+    'sale',
+    'tokencard',
+    'amount',
+    '0',
+    'a.b',
+    'payment.amount',
+    '$where',
+    'x'.repeat(300),
+  ),
   fc.string({ maxLength: 10 }),
   fc.tuple(fc.string({ maxLength: 4 }), specialArb, fc.string({ maxLength: 4 })).map(([a, s, b]) => a + s.ch + b),
 );
@@ -297,7 +376,17 @@ const NEAR_MISS: Record<string, unknown[]> = {
   groupNumber: ['a1', 'x'.repeat(17), '-1'],
   flag: ['mastercard', 'nosuchbrand', 'VISA', 'hypercard', '', 'amex'],
   cardHolder: ['', ' ', 'x'.repeat(65), 'A\tB'],
-  cardNumber: ['4111111111111112', '41111111111', '41111111111111111111', '4111 1111 1111 1111', '4111-1111-1111-1111', '0000000000000000', '411111111111111a', 4111111111111111, '9999999999999995'],
+  cardNumber: [
+    '4111111111111112',
+    '41111111111',
+    '41111111111111111111',
+    '4111 1111 1111 1111',
+    '4111-1111-1111-1111',
+    '0000000000000000',
+    '411111111111111a',
+    4111111111111111,
+    '9999999999999995',
+  ],
   cardExpirationDate: ['202001', '203013', '203000', '2030-12', '12/30', '122030', 203012, '20301', '999912'],
   cardSecurityCode: ['12', '12345', 'abc', 12, '', '1 2 3'],
   saveCreditCard: ['yes', 1, 0, 'TRUE', 'True', true],
@@ -308,13 +397,29 @@ const NEAR_MISS: Record<string, unknown[]> = {
   tokenCard: ['f'.repeat(63), 'g'.repeat(64), 'a'.repeat(64), '{otherToken}', 'A'.repeat(64)],
   cardToken: ['f'.repeat(63), 'a'.repeat(64), '{otherToken}'],
   token: ['f'.repeat(63), 'g'.repeat(64), 'a'.repeat(64), '{otherToken}', ''],
-  transactionId: ['00000000-0000-4000-8000-000000000000', '{otherTransaction}', '{lowercase}', '{braced}', '{nodashes}', 'x'.repeat(37), ''],
+  transactionId: [
+    '00000000-0000-4000-8000-000000000000',
+    '{otherTransaction}',
+    '{lowercase}',
+    '{braced}',
+    '{nodashes}',
+    'x'.repeat(37),
+    '',
+  ],
   email: ['x', 'a@b', 'a b@c.d', '@example.com', 'x'.repeat(250) + '@e.com'],
   state: ['São', 'S', '12', 'SPX'],
   postalCode: ['01310-100', 'x', '0'.repeat(17)],
   phone: ['+55 11 99999', '(11)9999', '1'.repeat(21)],
   customerIdentity: ['x'.repeat(33), ''],
-  urlReturn: ['javascript:alert(1)', 'ftp://merchant.example/', 'http://user:pass@merchant.example/', 'not a url', '//merchant.example', `http://${'a'.repeat(2050)}.example/`, 'file:///etc/passwd'],
+  urlReturn: [
+    'javascript:alert(1)',
+    'ftp://merchant.example/',
+    'http://user:pass@merchant.example/',
+    'not a url',
+    '//merchant.example',
+    `http://${'a'.repeat(2050)}.example/`,
+    'file:///etc/passwd',
+  ],
   version: ['1.0', '1.0.0 ', 1, '2.0.0', '1.0.0\u0000'],
   merchantId: ['{otherMerchant}', 'x', 'not-a-uuid', 'x'.repeat(65), '00000000-0000-4000-8000-000000000000'],
   merchantKey: ['mk_wrong', '', 'x'.repeat(257), '{otherKey}'],
@@ -324,17 +429,65 @@ const NEAR_MISS: Record<string, unknown[]> = {
 
 /** SPLIT.md 3: every one of these is a 400, whatever else the body says. */
 const SPLIT_VARIANTS = [
-  'both-values', 'no-value', 'percentage-zero', 'percentage-negative', 'percentage-over-100', 'percentage-3-decimals',
-  'percentage-junk', 'amount-negative', 'amount-zero', 'amount-over-gross', 'amount-decimal-literal', 'amount-unsafe-literal',
-  'sum-over-100', 'gross-exceeded', 'unknown-recipient', 'recipient-is-merchant', 'recipient-missing', 'recipient-of-other-merchant',
-  'recipient-not-approved', 'recipient-wrong-type', 'duplicate-recipient', 'too-many-entries', 'over-100-entries', 'empty',
-  'non-array', 'entry-not-object', 'two-full-fee-payers', 'full-and-prorata', 'full-below-fee', 'flag-wrong-type',
+  'both-values',
+  'no-value',
+  'percentage-zero',
+  'percentage-negative',
+  'percentage-over-100',
+  'percentage-3-decimals',
+  'percentage-junk',
+  'amount-negative',
+  'amount-zero',
+  'amount-over-gross',
+  'amount-decimal-literal',
+  'amount-unsafe-literal',
+  'sum-over-100',
+  'gross-exceeded',
+  'unknown-recipient',
+  'recipient-is-merchant',
+  'recipient-missing',
+  'recipient-of-other-merchant',
+  'recipient-not-approved',
+  'recipient-wrong-type',
+  'duplicate-recipient',
+  'too-many-entries',
+  'over-100-entries',
+  'empty',
+  'non-array',
+  'entry-not-object',
+  'two-full-fee-payers',
+  'full-and-prorata',
+  'full-below-fee',
+  'flag-wrong-type',
 ] as const;
 type SplitVariant = (typeof SPLIT_VARIANTS)[number];
 
-const INVALID_UTF8 = [[0xff], [0xfe, 0xff], [0xc3, 0x28], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80]];
+const INVALID_UTF8 = [
+  [0xff],
+  [0xfe, 0xff],
+  [0xc3, 0x28],
+  [0xc0, 0x80],
+  [0xed, 0xa0, 0x80],
+  [0xed, 0xbf, 0xbf],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0x80],
+  [0xe2, 0x82],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+];
 
-const NON_JSON_TYPES = ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonx', 'application/json-patch+json', 'text/json', '*/*', '', null];
+const NON_JSON_TYPES = [
+  'text/plain',
+  'text/plain; charset=utf-8',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  'application/jsonx',
+  'application/json-patch+json',
+  'text/json',
+  '*/*',
+  '',
+  null,
+];
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json;charset=UTF-8'];
 const isJsonType = (t: string | null) => t !== null && /^application\/json\s*(;|$)/i.test(t);
 
@@ -344,8 +497,14 @@ const isJsonType = (t: string | null) => t !== null && /^application\/json\s*(;|
 const OPS = ['sale', 'authorize', 'capture', 'cancel', 'report', 'tokencard', 'tokenCard', 'retrieve-token'] as const;
 type Op = (typeof OPS)[number];
 const PATH_OF: Record<Op, string> = {
-  sale: '/v1/receiver', authorize: '/v1/receiver', capture: '/v1/receiver', cancel: '/v1/receiver', report: '/v1/receiver',
-  tokencard: '/v1/token/add', tokenCard: '/v1/token/add', 'retrieve-token': '/v1/token/retrieve',
+  sale: '/v1/receiver',
+  authorize: '/v1/receiver',
+  capture: '/v1/receiver',
+  cancel: '/v1/receiver',
+  report: '/v1/receiver',
+  tokencard: '/v1/token/add',
+  tokenCard: '/v1/token/add',
+  'retrieve-token': '/v1/token/retrieve',
 };
 const isReceiver = (op: Op) => PATH_OF[op] === '/v1/receiver';
 const isSale = (op: Op) => op === 'sale' || op === 'authorize';
@@ -397,28 +556,78 @@ function mutationArb(op: Op): fc.Arbitrary<Mutation> {
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('missing' as const), pick }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('extra-field' as const), pick, key: keyArb, value: valueArb }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('duplicate-key' as const), pick, value: valueArb, last: fc.boolean() }) },
-    { weight: 5, arbitrary: fc.record({ kind: fc.constant('special-char' as const), pick, at: fc.noBias(fc.nat()), inKey: fc.boolean() }).chain((m) => specialArb.map((s) => ({ ...m, ...s }))) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('proto-key' as const), pick, key: fc.constantFrom('__proto__' as const, 'constructor' as const, 'prototype' as const), shape: fc.nat(3) }) },
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('number' as const), pick, literal: fc.constantFrom(...NUMBER_LITERALS), asString: fc.boolean() }) },
+    {
+      weight: 5,
+      arbitrary: fc
+        .record({ kind: fc.constant('special-char' as const), pick, at: fc.noBias(fc.nat()), inKey: fc.boolean() })
+        .chain((m) => specialArb.map((s) => ({ ...m, ...s }))),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('proto-key' as const),
+        pick,
+        key: fc.constantFrom('__proto__' as const, 'constructor' as const, 'prototype' as const),
+        shape: fc.nat(3),
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant('number' as const),
+        pick,
+        literal: fc.constantFrom(...NUMBER_LITERALS),
+        asString: fc.boolean(),
+      }),
+    },
     { weight: 6, arbitrary: fc.record({ kind: fc.constant('near-miss' as const), pick, choice: fc.noBias(fc.nat()) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('deep-nesting' as const), pick, depth: fc.constantFrom(64, 1_000, 10_000), arrays: fc.boolean(), replace: fc.boolean() }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('card-number-elsewhere' as const), pick, card: fc.noBias(fc.nat()), inKey: fc.boolean() }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('deep-nesting' as const),
+        pick,
+        depth: fc.constantFrom(64, 1_000, 10_000),
+        arrays: fc.boolean(),
+        replace: fc.boolean(),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('card-number-elsewhere' as const), pick, card: fc.noBias(fc.nat()), inKey: fc.boolean() }),
+    },
   ];
-  if (isSale(op)) arbs.push({ weight: 5, arbitrary: fc.record({ kind: fc.constant('split' as const), variant: fc.constantFrom(...SPLIT_VARIANTS), n: fc.noBias(fc.nat()) }) });
-  if (isSale(op) || op === 'capture' || op === 'cancel') arbs.push({ weight: 1, arbitrary: fc.record({ kind: fc.constant('decimal-amount' as const), form: fc.nat(2) }) });
+  if (isSale(op))
+    arbs.push({
+      weight: 5,
+      arbitrary: fc.record({ kind: fc.constant('split' as const), variant: fc.constantFrom(...SPLIT_VARIANTS), n: fc.noBias(fc.nat()) }),
+    });
+  if (isSale(op) || op === 'capture' || op === 'cancel')
+    arbs.push({ weight: 1, arbitrary: fc.record({ kind: fc.constant('decimal-amount' as const), form: fc.nat(2) }) });
   return fc.oneof(...arbs);
 }
 
 const transportArb: fc.Arbitrary<Transport> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('content-type' as const), value: fc.constantFrom(...NON_JSON_TYPES) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('oversize' as const), size: fc.integer({ min: BODY_LIMIT + 1, max: 3 * BODY_LIMIT }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('oversize' as const), size: fc.integer({ min: BODY_LIMIT + 1, max: 3 * BODY_LIMIT }) }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'at-limit' as const }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('invalid-utf8' as const), pick, bytes: fc.constantFrom(...INVALID_UTF8) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('truncated' as const), fraction: fc.double({ min: 0, max: 0.999, noNaN: true }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('truncated' as const), fraction: fc.double({ min: 0, max: 0.999, noNaN: true }) }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'empty-body' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'whitespace-only' as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('non-object-root' as const), variant: fc.noBias(fc.nat()) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('trailing-garbage' as const), text: fc.constantFrom('x', '}', ',', '\u0000', '{}', '[]', '"', 'null') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('trailing-garbage' as const),
+      text: fc.constantFrom('x', '}', ',', '\u0000', '{}', '[]', '"', 'null'),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'bom' as const }) },
 );
 
@@ -433,11 +642,18 @@ const recipeArb: fc.Arbitrary<Recipe> = fc
       op: fc.constant(op),
       control: fc.constant(control),
       base: fc.record({
-        card: fc.noBias(fc.nat()), code: fc.noBias(fc.nat()), amount: fc.noBias(fc.integer({ min: 1_000, max: 900_000 })), variant: fc.noBias(fc.nat()), target: fc.noBias(fc.nat()),
-        stringly: fc.boolean(), contentType: fc.constantFrom(...JSON_TYPES),
+        card: fc.noBias(fc.nat()),
+        code: fc.noBias(fc.nat()),
+        amount: fc.noBias(fc.integer({ min: 1_000, max: 900_000 })),
+        variant: fc.noBias(fc.nat()),
+        target: fc.noBias(fc.nat()),
+        stringly: fc.boolean(),
+        contentType: fc.constantFrom(...JSON_TYPES),
       }),
       mutations: control ? fc.constant([]) : fc.array(mutationArb(op), { minLength: 1, maxLength: 3 }),
-      transport: control ? fc.constant(undefined) : fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: transportArb }),
+      transport: control
+        ? fc.constant(undefined)
+        : fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: transportArb }),
       idempotency: !isReceiver(op)
         ? fc.constant<Idempotency>('none')
         : control
@@ -511,8 +727,16 @@ function baseBody(r: Recipe, s: Setup): Json {
   const code = FUZZ_CODES[b.code % FUZZ_CODES.length];
   const v = b.variant;
   const billing = {
-    customerIdentity: '12345678909', name: 'Fuzz Buyer', address: 'Rua Augusta, 1500', address2: 'ap 2', city: 'São Paulo',
-    state: 'SP', postalCode: '01310100', country: 'BRA', phone: '11999990000', email: 'fuzz@example.com',
+    customerIdentity: '12345678909',
+    name: 'Fuzz Buyer',
+    address: 'Rua Augusta, 1500',
+    address2: 'ap 2',
+    city: 'São Paulo',
+    state: 'SP',
+    postalCode: '01310100',
+    country: 'BRA',
+    phone: '11999990000',
+    email: 'fuzz@example.com',
   };
   switch (r.op) {
     case 'sale':
@@ -521,14 +745,31 @@ function baseBody(r: Recipe, s: Setup): Json {
       const method = [1, 1, 1, 1, 2, 3, 4][(v >> 3) % 7];
       const payments = method === 2 || method === 3 ? 2 + ((v >> 6) % 11) : 1;
       const payment: Json = {
-        acquirer: num(26, b.stringly), method: num(method, b.stringly), amount: num(b.amount, b.stringly), currency: '986', country: 'BRA',
+        acquirer: num(26, b.stringly),
+        method: num(method, b.stringly),
+        amount: num(b.amount, b.stringly),
+        currency: '986',
+        country: 'BRA',
         numberOfPayments: num(payments, b.stringly),
         ...(byToken
           ? { tokenCard: s.token, cardSecurityCode: code }
-          : { flag: (v >> 9) % 3 === 0 ? undefined : card.flag, cardHolder: 'FUZZ HOLDER', cardNumber: card.pan, cardSecurityCode: code, cardExpirationDate: '203012' }),
+          : {
+              flag: (v >> 9) % 3 === 0 ? undefined : card.flag,
+              cardHolder: 'FUZZ HOLDER',
+              cardNumber: card.pan,
+              cardSecurityCode: code,
+              cardExpirationDate: '203012',
+            }),
         ...((v >> 11) % 4 === 0 ? { groupNumber: '0', departureTax: num(0, b.stringly), softDescriptor: 'FUZZSHOP' } : {}),
         ...((v >> 13) % 8 === 0 ? { generateToken: 'true', saveCreditCard: 'true' } : { generateToken: 'false' }),
-        ...((v >> 16) % 6 === 0 ? { split: [{ recipient: s.recipients[v % 2], percentage: '10' }, { recipient: s.recipients[2], amount: 100, charge_processing_fee: 'true' }] } : {}),
+        ...((v >> 16) % 6 === 0
+          ? {
+              split: [
+                { recipient: s.recipients[v % 2], percentage: '10' },
+                { recipient: s.recipients[2], amount: 100, charge_processing_fee: 'true' },
+              ],
+            }
+          : {}),
       };
       return {
         order: { reference: `FZ-${v % 100_000}`, totalAmount: num(b.amount, b.stringly) },
@@ -539,9 +780,15 @@ function baseBody(r: Recipe, s: Setup): Json {
       };
     }
     case 'capture':
-      return { transactionId: s.authorized[b.target % s.authorized.length], ...(v % 2 ? { amount: num(1 + (b.amount % 1000), b.stringly) } : {}) };
+      return {
+        transactionId: s.authorized[b.target % s.authorized.length],
+        ...(v % 2 ? { amount: num(1 + (b.amount % 1000), b.stringly) } : {}),
+      };
     case 'cancel':
-      return { transactionId: s.captured[b.target % s.captured.length], ...(v % 40 ? { amount: num(1 + (b.amount % 500), b.stringly) } : {}) };
+      return {
+        transactionId: s.captured[b.target % s.captured.length],
+        ...(v % 40 ? { amount: num(1 + (b.amount % 500), b.stringly) } : {}),
+      };
     case 'report': {
       const all = [...s.authorized, ...s.captured];
       return v % 3 === 0 ? { reference: s.references[b.target % s.references.length] } : { transactionId: all[b.target % all.length] };
@@ -549,8 +796,12 @@ function baseBody(r: Recipe, s: Setup): Json {
     case 'tokencard':
     case 'tokenCard':
       return {
-        cardNumber: card.pan, cardHolder: 'FUZZ HOLDER', cardExpirationDate: `20${30 + (v % 10)}${String(1 + ((v >> 4) % 12)).padStart(2, '0')}`,
-        ...(v % 3 ? { cardSecurityCode: code } : {}), ...((v >> 2) % 2 ? { flag: card.flag } : {}), ...((v >> 5) % 2 ? { billing } : {}),
+        cardNumber: card.pan,
+        cardHolder: 'FUZZ HOLDER',
+        cardExpirationDate: `20${30 + (v % 10)}${String(1 + ((v >> 4) % 12)).padStart(2, '0')}`,
+        ...(v % 3 ? { cardSecurityCode: code } : {}),
+        ...((v >> 2) % 2 ? { flag: card.flag } : {}),
+        ...((v >> 5) % 2 ? { billing } : {}),
       };
     case 'retrieve-token':
       return v % 2 ? { token: s.token } : { tokenCard: s.token.toUpperCase() };
@@ -561,36 +812,75 @@ function splitFor(variant: SplitVariant, n: number, gross: number, s: Setup): un
   const r = s.recipients;
   const e = (i: number, over: Json = {}) => ({ recipient: r[i % r.length], percentage: '10', ...over });
   switch (variant) {
-    case 'both-values': return [e(0, { amount: 100 })];
-    case 'no-value': return [{ recipient: r[0] }];
-    case 'percentage-zero': return [e(0, { percentage: n % 2 ? 0 : '0' })];
-    case 'percentage-negative': return [e(0, { percentage: n % 2 ? -5 : '-5' })];
-    case 'percentage-over-100': return [e(0, { percentage: n % 2 ? 100.01 : '101' })];
-    case 'percentage-3-decimals': return [e(0, { percentage: n % 2 ? new Raw('12.345', 'literal 12.345') : '12.345' })];
-    case 'percentage-junk': return [e(0, { percentage: ['1e400', 'NaN', '10%', '', ' '][n % 5] || 'x' })];
-    case 'amount-negative': return [{ recipient: r[0], amount: n % 2 ? -100 : '-100' }];
-    case 'amount-zero': return [{ recipient: r[0], amount: n % 2 ? 0 : '0' }];
-    case 'amount-over-gross': return [{ recipient: r[0], amount: gross + 1 + (n % 1000) }];
-    case 'amount-decimal-literal': return [{ recipient: r[0], amount: new Raw('100.0', 'literal 100.0') }];
-    case 'amount-unsafe-literal': return [{ recipient: r[0], amount: new Raw('9007199254740993', 'literal 9007199254740993') }];
-    case 'sum-over-100': return [e(0, { percentage: '60' }), e(1, { percentage: '50.5' })];
-    case 'gross-exceeded': return [{ recipient: r[0], amount: Math.ceil(gross / 2) + 1 }, { recipient: r[1], amount: Math.ceil(gross / 2) }];
-    case 'unknown-recipient': return [e(0), { recipient: '00000000-0000-4000-8000-00000000000' + (n % 10), percentage: 5 }];
-    case 'recipient-is-merchant': return [{ recipient: n % 2 ? s.shop.merchantId : s.shopId.toUpperCase(), percentage: 5 }];
-    case 'recipient-missing': return [{ percentage: 5 }];
-    case 'recipient-of-other-merchant': return [{ recipient: s.foreignRecipient, percentage: 5 }];
-    case 'recipient-not-approved': return [{ recipient: s.pendingRecipient, percentage: 5 }];
-    case 'recipient-wrong-type': return [{ recipient: [123, true, { id: r[0] }, [r[0]]][n % 4], percentage: 5 }];
-    case 'duplicate-recipient': return [e(0, { percentage: '5' }), e(0, { percentage: '6' })];
-    case 'too-many-entries': return Array.from({ length: 11 + (n % 5) }, (_, i) => ({ recipient: r[i % r.length], amount: 1 }));
-    case 'over-100-entries': return Array.from({ length: 101 + (n % 20) }, (_, i) => ({ recipient: r[i % r.length], amount: 1 }));
-    case 'empty': return [];
-    case 'non-array': return [{ recipient: r[0], percentage: 10 }, 'split', 10, true][n % 4];
-    case 'entry-not-object': return [e(0), [null, 'x', 5, [e(1)]][n % 4]];
-    case 'two-full-fee-payers': return [e(0, { charge_recipient_processing_fee: true }), e(1, { charge_recipient_processing_fee: 'true' })];
-    case 'full-and-prorata': return [e(0, { charge_recipient_processing_fee: true }), e(1, { charge_processing_fee: true })];
-    case 'full-below-fee': return [{ recipient: r[0], amount: 1, charge_recipient_processing_fee: true }];
-    case 'flag-wrong-type': return [e(0, { [['liable', 'charge_processing_fee', 'charge_recipient_processing_fee', 'is_gross_amount'][n % 4]]: ['yes', 2, [], {}][(n >> 2) % 4] })];
+    case 'both-values':
+      return [e(0, { amount: 100 })];
+    case 'no-value':
+      return [{ recipient: r[0] }];
+    case 'percentage-zero':
+      return [e(0, { percentage: n % 2 ? 0 : '0' })];
+    case 'percentage-negative':
+      return [e(0, { percentage: n % 2 ? -5 : '-5' })];
+    case 'percentage-over-100':
+      return [e(0, { percentage: n % 2 ? 100.01 : '101' })];
+    case 'percentage-3-decimals':
+      return [e(0, { percentage: n % 2 ? new Raw('12.345', 'literal 12.345') : '12.345' })];
+    case 'percentage-junk':
+      return [e(0, { percentage: ['1e400', 'NaN', '10%', '', ' '][n % 5] || 'x' })];
+    case 'amount-negative':
+      return [{ recipient: r[0], amount: n % 2 ? -100 : '-100' }];
+    case 'amount-zero':
+      return [{ recipient: r[0], amount: n % 2 ? 0 : '0' }];
+    case 'amount-over-gross':
+      return [{ recipient: r[0], amount: gross + 1 + (n % 1000) }];
+    case 'amount-decimal-literal':
+      return [{ recipient: r[0], amount: new Raw('100.0', 'literal 100.0') }];
+    case 'amount-unsafe-literal':
+      return [{ recipient: r[0], amount: new Raw('9007199254740993', 'literal 9007199254740993') }];
+    case 'sum-over-100':
+      return [e(0, { percentage: '60' }), e(1, { percentage: '50.5' })];
+    case 'gross-exceeded':
+      return [
+        { recipient: r[0], amount: Math.ceil(gross / 2) + 1 },
+        { recipient: r[1], amount: Math.ceil(gross / 2) },
+      ];
+    case 'unknown-recipient':
+      return [e(0), { recipient: '00000000-0000-4000-8000-00000000000' + (n % 10), percentage: 5 }];
+    case 'recipient-is-merchant':
+      return [{ recipient: n % 2 ? s.shop.merchantId : s.shopId.toUpperCase(), percentage: 5 }];
+    case 'recipient-missing':
+      return [{ percentage: 5 }];
+    case 'recipient-of-other-merchant':
+      return [{ recipient: s.foreignRecipient, percentage: 5 }];
+    case 'recipient-not-approved':
+      return [{ recipient: s.pendingRecipient, percentage: 5 }];
+    case 'recipient-wrong-type':
+      return [{ recipient: [123, true, { id: r[0] }, [r[0]]][n % 4], percentage: 5 }];
+    case 'duplicate-recipient':
+      return [e(0, { percentage: '5' }), e(0, { percentage: '6' })];
+    case 'too-many-entries':
+      return Array.from({ length: 11 + (n % 5) }, (_, i) => ({ recipient: r[i % r.length], amount: 1 }));
+    case 'over-100-entries':
+      return Array.from({ length: 101 + (n % 20) }, (_, i) => ({ recipient: r[i % r.length], amount: 1 }));
+    case 'empty':
+      return [];
+    case 'non-array':
+      return [{ recipient: r[0], percentage: 10 }, 'split', 10, true][n % 4];
+    case 'entry-not-object':
+      return [e(0), [null, 'x', 5, [e(1)]][n % 4]];
+    case 'two-full-fee-payers':
+      return [e(0, { charge_recipient_processing_fee: true }), e(1, { charge_recipient_processing_fee: 'true' })];
+    case 'full-and-prorata':
+      return [e(0, { charge_recipient_processing_fee: true }), e(1, { charge_processing_fee: true })];
+    case 'full-below-fee':
+      return [{ recipient: r[0], amount: 1, charge_recipient_processing_fee: true }];
+    case 'flag-wrong-type':
+      return [
+        e(0, {
+          [['liable', 'charge_processing_fee', 'charge_recipient_processing_fee', 'is_gross_amount'][n % 4]]: ['yes', 2, [], {}][
+            (n >> 2) % 4
+          ],
+        }),
+      ];
   }
 }
 
@@ -598,24 +888,39 @@ function nearMissValue(key: string, raw: unknown, current: Node, s: Setup): unkn
   if (typeof raw !== 'string' || !raw.startsWith('{')) return raw;
   const id = typeof current === 'string' ? current : s.captured[0];
   switch (raw) {
-    case '{otherToken}': return s.otherToken;
-    case '{otherTransaction}': return s.otherTransaction;
-    case '{lowercase}': return id.toLowerCase();
-    case '{braced}': return `{${id}}`;
-    case '{nodashes}': return id.replace(/-/g, '');
-    case '{otherMerchant}': return s.other.merchantId;
-    case '{otherKey}': return s.other.merchantKey;
-    case '{merchant}': return s.shopId;
-    case '{pending}': return s.pendingRecipient;
-    case '{foreign}': return s.foreignRecipient;
-    default: return raw;
+    case '{otherToken}':
+      return s.otherToken;
+    case '{otherTransaction}':
+      return s.otherTransaction;
+    case '{lowercase}':
+      return id.toLowerCase();
+    case '{braced}':
+      return `{${id}}`;
+    case '{nodashes}':
+      return id.replace(/-/g, '');
+    case '{otherMerchant}':
+      return s.other.merchantId;
+    case '{otherKey}':
+      return s.other.merchantKey;
+    case '{merchant}':
+      return s.shopId;
+    case '{pending}':
+      return s.pendingRecipient;
+    case '{foreign}':
+      return s.foreignRecipient;
+    default:
+      return raw;
   }
 }
 
 function build(index: number, r: Recipe, s: Setup): Built {
   const opBody = baseBody(r, s);
   const root = toNode({
-    'transaction-request': { version: '1.0.0', verification: { merchantId: s.shop.merchantId, merchantKey: s.shop.merchantKey }, [r.op]: opBody },
+    'transaction-request': {
+      version: '1.0.0',
+      verification: { merchantId: s.shop.merchantId, merchantKey: s.shop.merchantKey },
+      [r.op]: opBody,
+    },
   }) as Obj;
   const known = new Set(locations(root).map((l) => JSON.stringify(l.keyPath)));
   const labels: string[] = [];
@@ -698,7 +1003,10 @@ function build(index: number, r: Recipe, s: Setup): Built {
         break;
       }
       case 'number': {
-        const leaves = locs.filter((l) => { const v = valueAt(l); return typeof v === 'string' || typeof v === 'number' || v instanceof Raw; });
+        const leaves = locs.filter((l) => {
+          const v = valueAt(l);
+          return typeof v === 'string' || typeof v === 'number' || v instanceof Raw;
+        });
         if (!leaves.length) break;
         const l = at(leaves, m.pick);
         const value: Node = m.asString ? m.literal : new Raw(m.literal, `literal ${m.literal}`);
@@ -707,10 +1015,15 @@ function build(index: number, r: Recipe, s: Setup): Built {
         const isAmount = AMOUNT_KEYS.has(String(keyAt(l)));
         const altered = !m.asString && alteredLiteral(m.literal);
         const decimal = !m.asString && m.literal.includes('.');
-        note(m.asString ? 'number:as-string' : altered ? 'number:altered' : decimal ? 'number:decimal' : 'number:other', `${rel(l)} = ${show(value)}`);
+        note(
+          m.asString ? 'number:as-string' : altered ? 'number:altered' : decimal ? 'number:decimal' : 'number:other',
+          `${rel(l)} = ${show(value)}`,
+        );
         // WIRE.md 1: the server must not silently use another number than the merchant wrote.
-        if (isKnown && altered) anchored("accepted a number literal that a double can't hold, in a known field", 'number:altered', l.keyPath, value, notAccepted);
-        if (isKnown && isAmount && decimal) anchored('accepted an amount with a decimal point', 'number:decimal', l.keyPath, value, notAccepted);
+        if (isKnown && altered)
+          anchored("accepted a number literal that a double can't hold, in a known field", 'number:altered', l.keyPath, value, notAccepted);
+        if (isKnown && isAmount && decimal)
+          anchored('accepted an amount with a decimal point', 'number:decimal', l.keyPath, value, notAccepted);
         break;
       }
       case 'near-miss': {
@@ -727,7 +1040,10 @@ function build(index: number, r: Recipe, s: Setup): Built {
       }
       case 'deep-nesting': {
         const d = m.depth;
-        const raw = new Raw(m.arrays ? '['.repeat(d) + ']'.repeat(d) : '{"":'.repeat(d) + '0' + '}'.repeat(d), `${d}-deep ${m.arrays ? 'arrays' : 'objects'}`);
+        const raw = new Raw(
+          m.arrays ? '['.repeat(d) + ']'.repeat(d) : '{"":'.repeat(d) + '0' + '}'.repeat(d),
+          `${d}-deep ${m.arrays ? 'arrays' : 'objects'}`,
+        );
         if (m.replace) {
           const l = at(locs, m.pick);
           setAt(l, raw);
@@ -743,15 +1059,24 @@ function build(index: number, r: Recipe, s: Setup): Built {
         const pan = CARD_POOL[m.card % CARD_POOL.length].pan;
         const { obj, keyPath } = at(objectsIn(root), m.pick);
         obj.entries.push(m.inKey ? [pan, 'x'] : ['cardNumberCopy', pan]);
-        note(`card-number-in-${m.inKey ? 'key' : 'extra-field'}`, `${rel(keyPath)} gets ${m.inKey ? 'a key' : 'an unknown field'} holding a card number`);
+        note(
+          `card-number-in-${m.inKey ? 'key' : 'extra-field'}`,
+          `${rel(keyPath)} gets ${m.inKey ? 'a key' : 'an unknown field'} holding a card number`,
+        );
         break;
       }
       case 'decimal-amount': {
         // Both amounts of a sale get the same literal, so the decimal point is the only problem.
-        const paths: Key[][] = isSale(r.op) ? [['payment', 'amount'], ['order', 'totalAmount']] : [['amount']];
+        const paths: Key[][] = isSale(r.op)
+          ? [
+              ['payment', 'amount'],
+              ['order', 'totalAmount'],
+            ]
+          : [['amount']];
         const opPath = ['transaction-request', r.op];
         const current = effectiveAt(root, [...opPath, ...paths[0]]);
-        const n = current === undefined && !isSale(r.op) ? 1 : typeof current === 'number' || typeof current === 'string' ? Number(current) : NaN;
+        const n =
+          current === undefined && !isSale(r.op) ? 1 : typeof current === 'number' || typeof current === 'string' ? Number(current) : NaN;
         if (!Number.isSafeInteger(n) || n < 1) break;
         const literal = [`${n}.0`, `${n}.00`, `${n}.0e0`][m.form];
         const raw = new Raw(literal, `literal ${literal}`);
@@ -775,7 +1100,13 @@ function build(index: number, r: Recipe, s: Setup): Built {
         if (i >= 0) payment.entries[i][1] = split;
         else payment.entries.push(['split', split]);
         note(`split:${m.variant}`, `payment.split = ${show(split)} (${m.variant})`);
-        anchored(`accepted an invalid split (${m.variant})`, `split:${m.variant}`, ['transaction-request', r.op, 'payment', 'split'], split, notAccepted);
+        anchored(
+          `accepted an invalid split (${m.variant})`,
+          `split:${m.variant}`,
+          ['transaction-request', r.op, 'payment', 'split'],
+          split,
+          notAccepted,
+        );
         break;
       }
     }
@@ -832,7 +1163,10 @@ function build(index: number, r: Recipe, s: Setup): Built {
 
   const t = r.transport;
   if (t) {
-    const label = t.kind === 'content-type' ? `content-type:${t.value === null ? 'missing' : t.value === '' ? 'empty' : t.value.split(';')[0]}` : t.kind;
+    const label =
+      t.kind === 'content-type'
+        ? `content-type:${t.value === null ? 'missing' : t.value === '' ? 'empty' : t.value.split(';')[0]}`
+        : t.kind;
     const desc: Record<Transport['kind'], string> = {
       'content-type': `Content-Type ${t.kind === 'content-type' ? JSON.stringify(t.value) : ''}`,
       oversize: `body padded to ${t.kind === 'oversize' ? t.size : 0} bytes`,
@@ -848,16 +1182,22 @@ function build(index: number, r: Recipe, s: Setup): Built {
     note(label, desc[t.kind]);
     if (t.kind === 'content-type') {
       contentType = t.value;
-      if (!isJsonType(t.value)) expectations.push({ rule: 'a body that is not application/json was not answered 415', label, ok: (a) => a.status === 415 });
+      if (!isJsonType(t.value))
+        expectations.push({ rule: 'a body that is not application/json was not answered 415', label, ok: (a) => a.status === 415 });
     }
     if (t.kind === 'oversize') expectations.push({ rule: 'a body over 64 KiB was not answered 413', label, ok: (a) => a.status === 413 });
     // (A body already over the limit before padding is just another oversize body.)
-    if (t.kind === 'at-limit' && serialize(root).length === BODY_LIMIT) expectations.push({ rule: 'a body of exactly 64 KiB was answered 413', label, ok: (a) => a.status !== 413 });
+    if (t.kind === 'at-limit' && serialize(root).length === BODY_LIMIT)
+      expectations.push({ rule: 'a body of exactly 64 KiB was answered 413', label, ok: (a) => a.status !== 413 });
     if (t.kind === 'invalid-utf8') expectations.push({ rule: 'accepted a body that is not valid UTF-8', label, ok: notAccepted });
     if (['truncated', 'empty-body', 'whitespace-only', 'non-object-root', 'trailing-garbage'].includes(t.kind)) {
       // Over the size limit the 413 comes first (a 10 000-deep member, wrapped twice, gets there).
       const over = serialize(root).length > BODY_LIMIT;
-      expectations.push({ rule: `a body that is not one JSON object was not answered 400`, label, ok: (a) => a.status === (over ? 413 : 400) });
+      expectations.push({
+        rule: `a body that is not one JSON object was not answered 400`,
+        label,
+        ok: (a) => a.status === (over ? 413 : 400),
+      });
     }
   }
 
@@ -865,10 +1205,14 @@ function build(index: number, r: Recipe, s: Setup): Built {
   let key: string | undefined;
   let second: Buffer | undefined;
   if (r.idempotency !== 'none') {
-    note(`key:${r.idempotency}`, r.idempotency === 'invalid' ? `Idempotency-Key ${show(r.invalidKey)}` : `Idempotency-Key (${r.idempotency})`);
+    note(
+      `key:${r.idempotency}`,
+      r.idempotency === 'invalid' ? `Idempotency-Key ${show(r.invalidKey)}` : `Idempotency-Key (${r.idempotency})`,
+    );
     key = r.idempotency === 'invalid' ? r.invalidKey : `fuzz-${SEED}-${index}`;
     headers['idempotency-key'] = key;
-    if (r.idempotency === 'invalid') expectations.push({ rule: 'accepted an invalid Idempotency-Key', label: 'key:invalid', ok: notAccepted });
+    if (r.idempotency === 'invalid')
+      expectations.push({ rule: 'accepted an invalid Idempotency-Key', label: 'key:invalid', ok: notAccepted });
     if (r.idempotency === 'reused-other-body') second = serialize(new Obj([...root.entries, ['fuzzNonce', index]]));
   }
   if (r.prefer) {
@@ -889,7 +1233,23 @@ function build(index: number, r: Recipe, s: Setup): Built {
     const now = effectiveAt(root, e.anchor.keyPath);
     return now === e.anchor.node && bytesOf(now).toString('hex') === e.anchor.snapshot;
   });
-  return { index, op: r.op, path: PATH_OF[r.op], body, contentType, headers, labels, descs, expectations: live, pans, idempotency: r.idempotency, key, second, control: r.control, mayVault };
+  return {
+    index,
+    op: r.op,
+    path: PATH_OF[r.op],
+    body,
+    contentType,
+    headers,
+    labels,
+    descs,
+    expectations: live,
+    pans,
+    idempotency: r.idempotency,
+    key,
+    second,
+    control: r.control,
+    mayVault,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -914,10 +1274,23 @@ async function send(baseUrl: string, c: Built, body: Buffer): Promise<Answer> {
     const text = await res.text();
     const json = jsonOf(text);
     const headerText = [...res.headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n');
-    return { status: res.status, ms: Date.now() - started, text: `${headerText}\n\n${text}`, json, replayed: res.headers.get('idempotent-replayed') === 'true' };
+    return {
+      status: res.status,
+      ms: Date.now() - started,
+      text: `${headerText}\n\n${text}`,
+      json,
+      replayed: res.headers.get('idempotent-replayed') === 'true',
+    };
   } catch (e) {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    return { status: 0, ms: Date.now() - started, text: '', json: undefined, replayed: false, error: `${(e as Error).name}: ${cause?.code ?? cause?.message ?? (e as Error).message}` };
+    return {
+      status: 0,
+      ms: Date.now() - started,
+      text: '',
+      json: undefined,
+      replayed: false,
+      error: `${(e as Error).name}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
+    };
   }
 }
 
@@ -1000,7 +1373,8 @@ function report(title: string, failures: Failure[], all: Built[]): string {
   sorted.slice(0, 20).forEach((g, i) => {
     const f = g[0];
     const ops = Object.entries(g.reduce<Record<string, number>>((acc, x) => ({ ...acc, [x.c.op]: (acc[x.c.op] ?? 0) + 1 }), {}))
-      .map(([op, n]) => `${op}×${n}`).join(' ');
+      .map(([op, n]) => `${op}×${n}`)
+      .join(' ');
     lines.push(
       `${String(i + 1).padStart(2)}. ×${g.length} ${f.check}: ${statusText(f.answer)}`,
       `    likely cause ${f.cause} (${g.length} of ${casesWith.get(f.cause!) ?? '?'} cases with it); ops ${ops}`,
@@ -1020,7 +1394,19 @@ function assertNone(title: string, failures: Failure[], all: Built[]): void {
   if (!failures.length) return;
   const message = report(title, failures, all);
   if (process.env.FUZZ_REPORT) {
-    const lines = failures.map((f) => maskPans(JSON.stringify({ check: f.check, case: f.c.index, op: f.c.op, mutations: f.c.descs, cause: f.cause, status: f.answer.status, error: f.answer.error ?? errorOf(f.answer) })));
+    const lines = failures.map((f) =>
+      maskPans(
+        JSON.stringify({
+          check: f.check,
+          case: f.c.index,
+          op: f.c.op,
+          mutations: f.c.descs,
+          cause: f.cause,
+          status: f.answer.status,
+          error: f.answer.error ?? errorOf(f.answer),
+        }),
+      ),
+    );
     appendFileSync(process.env.FUZZ_REPORT, `${lines.join('\n')}\n`);
   }
   throw new Error(message);
@@ -1069,8 +1455,11 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
         return recipientId;
       };
       const recipients = await Promise.all([
-        recipient(shop, 'fuzz seller 0', true), recipient(shop, 'fuzz seller 1', true), recipient(shop, 'fuzz seller 2', true),
-        recipient(shop, 'fuzz seller pending', false), recipient(other, 'fuzz foreign seller', true),
+        recipient(shop, 'fuzz seller 0', true),
+        recipient(shop, 'fuzz seller 1', true),
+        recipient(shop, 'fuzz seller 2', true),
+        recipient(shop, 'fuzz seller pending', false),
+        recipient(other, 'fuzz foreign seller', true),
       ]);
       return { shop, other, recipients };
     };
@@ -1078,32 +1467,58 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
     if (booted.status === 'fulfilled') stack = booted.value;
     if (booted.status === 'rejected') throw booted.reason;
     if (made.status === 'rejected') throw made.reason;
-    const { shop, other, recipients: [r0, r1, r2, pendingRecipient, foreignRecipient] } = made.value;
+    const {
+      shop,
+      other,
+      recipients: [r0, r1, r2, pendingRecipient, foreignRecipient],
+    } = made.value;
 
     const call = async (m: MerchantCredentials, path: string, op: string, body: Json) => {
-      const res = await post(stack.baseUrl, path, { 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } });
+      const res = await post(stack.baseUrl, path, {
+        'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body },
+      });
       if (res.status !== 200) throw new Error(`setup ${op} answered ${res.status}: ${res.text.slice(0, 300)}`);
       return res.json as Json;
     };
     const saleOf = (m: MerchantCredentials, op: string, reference: string, amount: number) =>
       call(m, '/v1/receiver', op, {
         order: { reference, totalAmount: amount },
-        payment: { acquirer: 26, method: 1, amount, currency: '986', country: 'BRA', numberOfPayments: 1, cardHolder: 'FUZZ SETUP', cardNumber: SANDBOX_CARDS[1], cardSecurityCode: FUZZ_CODES[0], cardExpirationDate: '203012' },
+        payment: {
+          acquirer: 26,
+          method: 1,
+          amount,
+          currency: '986',
+          country: 'BRA',
+          numberOfPayments: 1,
+          cardHolder: 'FUZZ SETUP',
+          cardNumber: SANDBOX_CARDS[1],
+          cardSecurityCode: FUZZ_CODES[0],
+          cardExpirationDate: '203012',
+        },
       });
     // Each authorization takes one capture (then it is captured); the sales take many partial cancels.
     const references = ['FZS-A1', 'FZS-A2', 'FZS-A3', 'FZS-A4', 'FZS-C1', 'FZS-C2', 'FZS-C3'];
     const authorized = await Promise.all(references.slice(0, 4).map((ref) => saleOf(shop, 'authorize', ref, 1_000_000)));
     const captured = await Promise.all(references.slice(4).map((ref) => saleOf(shop, 'sale', ref, 5_000_000)));
     const otherSale = await saleOf(other, 'sale', 'FZS-OTHER', 10_000);
-    const tokenOf = (m: MerchantCredentials) => call(m, '/v1/token/add', 'tokencard', { cardNumber: TEST_CARDS.mastercard, cardHolder: 'FUZZ TOKEN', cardExpirationDate: '203106' });
+    const tokenOf = (m: MerchantCredentials) =>
+      call(m, '/v1/token/add', 'tokencard', { cardNumber: TEST_CARDS.mastercard, cardHolder: 'FUZZ TOKEN', cardExpirationDate: '203106' });
     const [token, otherToken] = await Promise.all([tokenOf(shop), tokenOf(other)]);
     expect([...authorized, ...captured].map((t) => t.status)).toEqual(['3', '3', '3', '3', '8', '8', '8']);
 
     setup = {
-      shop, shopId: shop.internalId, other,
-      authorized: authorized.map((t) => t.transactionId), captured: captured.map((t) => t.transactionId), references,
-      otherTransaction: otherSale.transactionId, token: token.TokenCard, otherToken: otherToken.TokenCard,
-      recipients: [r0, r1, r2], pendingRecipient, foreignRecipient,
+      shop,
+      shopId: shop.internalId,
+      other,
+      authorized: authorized.map((t) => t.transactionId),
+      captured: captured.map((t) => t.transactionId),
+      references,
+      otherTransaction: otherSale.transactionId,
+      token: token.TokenCard,
+      otherToken: otherToken.TokenCard,
+      recipients: [r0, r1, r2],
+      pendingRecipient,
+      foreignRecipient,
     };
     Object.assign(before, await countRows(setup.shopId));
 
@@ -1126,8 +1541,13 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
     process.stdout.write(
       `\nfuzz: setup ${(setupMs / 1000).toFixed(1)} s; ${cases.length} cases (+${outcomes.filter((o) => o.second).length} second requests) in ` +
         `${(runMs / 1000).toFixed(1)} s, ${CONCURRENCY} in flight, latency p50 ${ms[ms.length >> 1]} ms p99 ${ms[Math.floor(ms.length * 0.99)]} ms; seed ${SEED}\n` +
-        `${Object.entries(byOp).map(([op, s]) => `  ${op.padEnd(15)} ${JSON.stringify(s)}`).join('\n')}\n` +
-        `  cases by mutation: ${[...kinds.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}\n`,
+        `${Object.entries(byOp)
+          .map(([op, s]) => `  ${op.padEnd(15)} ${JSON.stringify(s)}`)
+          .join('\n')}\n` +
+        `  cases by mutation: ${[...kinds.entries()]
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}\n`,
     );
   });
 
@@ -1171,8 +1591,17 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
     for (const o of outcomes) {
       if (o.first.status === 0) continue; // reported by the 5xx test
       for (const e of o.c.expectations) if (!e.ok(o.first)) failures.push({ check: e.rule, c: o.c, answer: o.first, cause: e.label });
-      if (o.second && o.c.idempotency === 'reused-other-body' && !(o.second.status === 409 && errorOf(o.second).parameter === 'Idempotency-Key')) {
-        failures.push({ check: 'an Idempotency-Key reused with another body was not answered 409', c: o.c, answer: o.second, cause: 'key:reused-other-body' });
+      if (
+        o.second &&
+        o.c.idempotency === 'reused-other-body' &&
+        !(o.second.status === 409 && errorOf(o.second).parameter === 'Idempotency-Key')
+      ) {
+        failures.push({
+          check: 'an Idempotency-Key reused with another body was not answered 409',
+          c: o.c,
+          answer: o.second,
+          cause: 'key:reused-other-body',
+        });
       }
       if (o.second && o.c.idempotency === 'repeated-same-body') {
         const why = [
@@ -1180,7 +1609,13 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
           !o.second.replayed && 'no Idempotent-Replayed header',
           !isDeepStrictEqual(o.second.json, o.first.json) && 'another body',
         ].filter(Boolean);
-        if (why.length) failures.push({ check: `a repeated request with its Idempotency-Key was not replayed (${why.join(', ')})`, c: o.c, answer: o.second, cause: 'key:repeated-same-body' });
+        if (why.length)
+          failures.push({
+            check: `a repeated request with its Idempotency-Key was not replayed (${why.join(', ')})`,
+            c: o.c,
+            answer: o.second,
+            cause: 'key:repeated-same-body',
+          });
       }
     }
     assertNone('contract violations', failures, cases);
@@ -1196,8 +1631,12 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
     const tokenAdds = fresh2xx(['tokencard', 'tokenCard']).length;
     const vaultingSales = sales.filter(({ o }) => o.c.mayVault).length;
     const operations = fresh2xx(['capture', 'cancel']).length;
-    const keysKept = new Set(outcomes.filter((o) => o.c.key !== undefined && o.c.idempotency !== 'invalid' && is2xx(o.first)).map((o) => o.c.key));
-    const keyRows = new Set((await db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE merchant_id = $1', [setup.shopId])).rows.map((r) => r.key));
+    const keysKept = new Set(
+      outcomes.filter((o) => o.c.key !== undefined && o.c.idempotency !== 'invalid' && is2xx(o.first)).map((o) => o.c.key),
+    );
+    const keyRows = new Set(
+      (await db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE merchant_id = $1', [setup.shopId])).rows.map((r) => r.key),
+    );
     const strayKeys = [...keyRows].filter((k) => !keysKept.has(k));
     const lostKeys = [...keysKept].filter((k) => !keyRows.has(k!));
     const delta = (k: keyof typeof after) => after[k] - before[k];
@@ -1237,7 +1676,9 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
     await stack.stop(); // flushes every app's log
     const pans = new Set([...POOL_PANS, ...cases.flatMap((c) => [...c.pans])]);
     const dir = logDir();
-    const files = readdirSync(dir).map((f) => join(dir, f)).filter((f) => statSync(f).isFile());
+    const files = readdirSync(dir)
+      .map((f) => join(dir, f))
+      .filter((f) => statSync(f).isFile());
     expect(files.some((f) => f === stack.api.logFile)).toBe(true);
     const found: string[] = [];
     for (const f of files) for (const l of leaksIn(readFileSync(f, 'utf8'), pans)) found.push(`${basename(f)}: ${l}`);

@@ -22,14 +22,28 @@ describe('hostile bodies', () => {
   const saleBody = (over: Json = {}) => ({
     order: { reference: 'H-1', totalAmount: 1000 },
     payment: {
-      acquirer: 26, method: 1, amount: 1000, currency: '986', country: 'BRA', numberOfPayments: 1, flag: 'visa',
-      cardHolder: 'MARIA SILVA', cardNumber: SANDBOX_CARDS[1], cardSecurityCode: CANARY_CODES[0], cardExpirationDate: '203012',
+      acquirer: 26,
+      method: 1,
+      amount: 1000,
+      currency: '986',
+      country: 'BRA',
+      numberOfPayments: 1,
+      flag: 'visa',
+      cardHolder: 'MARIA SILVA',
+      cardNumber: SANDBOX_CARDS[1],
+      cardSecurityCode: CANARY_CODES[0],
+      cardExpirationDate: '203012',
     },
     billing: { name: 'Maria', email: 'maria@example.com', state: 'SP', postalCode: '01310100', country: 'BRA', phone: '11999990000' },
     ...over,
   });
   const tokencard = (billing: Json) => ({
-    cardNumber: CANARY_CARDS.visa, cardHolder: 'MARIA SILVA', cardExpirationDate: '203012', cardSecurityCode: CANARY_CODES[1], flag: 'visa', billing,
+    cardNumber: CANARY_CARDS.visa,
+    cardHolder: 'MARIA SILVA',
+    cardExpirationDate: '203012',
+    cardSecurityCode: CANARY_CODES[1],
+    flag: 'visa',
+    billing,
   });
   /** Sends bytes as they are: fetch would turn a lone surrogate of a JS string into U+FFFD. */
   const sendRaw = async (path: string, body: Uint8Array, headers: Record<string, string> = {}) => {
@@ -38,8 +52,13 @@ describe('hostile bodies', () => {
     return { status: res.status, headers: Object.fromEntries(res.headers.entries()), text, json: JSON.parse(text) };
   };
   const rowsOf = async (m: MerchantCredentials) => {
-    const count = async (table: string) => Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.internalId])).rows[0].n);
-    return { transactions: await count('transactions'), token_cards: await count('vault.token_cards'), idempotency_keys: await count('idempotency_keys') };
+    const count = async (table: string) =>
+      Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.internalId])).rows[0].n);
+    return {
+      transactions: await count('transactions'),
+      token_cards: await count('vault.token_cards'),
+      idempotency_keys: await count('idempotency_keys'),
+    };
   };
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const expect400 = (res: { status: number; json: any; text: string }, parameter: string) => {
@@ -67,12 +86,18 @@ describe('hostile bodies', () => {
     ['a lone surrogate', 'a\ud800b'],
   ])('%s', (_name, bad) => {
     it.each(['sale', 'authorize'])('in order.reference of a %s', async (op) => {
-      expect400(await post(stack.baseUrl, '/v1/receiver', envelope(hostile, op, saleBody({ order: { reference: bad, totalAmount: 1000 } }))), 'order.reference');
+      expect400(
+        await post(stack.baseUrl, '/v1/receiver', envelope(hostile, op, saleBody({ order: { reference: bad, totalAmount: 1000 } }))),
+        'order.reference',
+      );
     });
 
     it.each(['name', 'email', 'state', 'postalCode', 'country', 'phone'])('in billing.%s of a sale', async (field) => {
       const body = saleBody();
-      expect400(await post(stack.baseUrl, '/v1/receiver', envelope(hostile, 'sale', { ...body, billing: { ...body.billing, [field]: bad } })), `billing.${field}`);
+      expect400(
+        await post(stack.baseUrl, '/v1/receiver', envelope(hostile, 'sale', { ...body, billing: { ...body.billing, [field]: bad } })),
+        `billing.${field}`,
+      );
     });
 
     it('in a report by reference', async () => {
@@ -80,31 +105,51 @@ describe('hostile bodies', () => {
     });
 
     it.each(['name', 'email', 'phone'])('in tokencard.billing.%s', async (field) => {
-      expect400(await post(stack.baseUrl, '/v1/token/add', envelope(hostile, 'tokencard', tokencard({ name: 'Maria', [field]: bad }))), `billing.${field}`);
+      expect400(
+        await post(stack.baseUrl, '/v1/token/add', envelope(hostile, 'tokencard', tokencard({ name: 'Maria', [field]: bad }))),
+        `billing.${field}`,
+      );
     });
 
     it('in the merchant id', async () => {
-      expect400(await post(stack.baseUrl, '/v1/receiver', envelope({ ...hostile, merchantId: bad }, 'sale', saleBody())), 'verification.merchantId');
+      expect400(
+        await post(stack.baseUrl, '/v1/receiver', envelope({ ...hostile, merchantId: bad }, 'sale', saleBody())),
+        'verification.merchantId',
+      );
     });
   });
 
   it('refuses a body nested 10 000 levels deep sent with an Idempotency-Key', async () => {
-    const text = JSON.stringify(envelope(hostile, 'sale', saleBody({ metadata: '@DEEP@' }))).replace('"@DEEP@"', '['.repeat(10_000) + ']'.repeat(10_000));
+    const text = JSON.stringify(envelope(hostile, 'sale', saleBody({ metadata: '@DEEP@' }))).replace(
+      '"@DEEP@"',
+      '['.repeat(10_000) + ']'.repeat(10_000),
+    );
     const res = await sendRaw('/v1/receiver', Buffer.from(text), { 'idempotency-key': 'deep-1' });
     // root, transaction-request, sale, then 13 arrays: the 14th is level 17.
     expect400(res, `metadata${'[0]'.repeat(13)}`);
   });
 
   it('refuses 9007199254740993 as a reference instead of storing 9007199254740992', async () => {
-    const text = JSON.stringify(envelope(hostile, 'sale', saleBody({ order: { reference: '@BIG@', totalAmount: 1000 } }))).replace('"@BIG@"', '9007199254740993');
+    const text = JSON.stringify(envelope(hostile, 'sale', saleBody({ order: { reference: '@BIG@', totalAmount: 1000 } }))).replace(
+      '"@BIG@"',
+      '9007199254740993',
+    );
     expect400(await sendRaw('/v1/receiver', Buffer.from(text)), 'order.reference');
   });
 
   it('refuses invalid UTF-8 instead of storing U+FFFD', async () => {
-    const [head, tail] = JSON.stringify(envelope(hostile, 'sale', saleBody({ order: { reference: '@BAD@', totalAmount: 1000 } }))).split('@BAD@');
-    expect400(await sendRaw('/v1/receiver', Buffer.concat([Buffer.from(head), Buffer.from([0x52, 0xff, 0xfe]), Buffer.from(tail)])), 'order.reference');
+    const [head, tail] = JSON.stringify(envelope(hostile, 'sale', saleBody({ order: { reference: '@BAD@', totalAmount: 1000 } }))).split(
+      '@BAD@',
+    );
+    expect400(
+      await sendRaw('/v1/receiver', Buffer.concat([Buffer.from(head), Buffer.from([0x52, 0xff, 0xfe]), Buffer.from(tail)])),
+      'order.reference',
+    );
     const [tHead, tTail] = JSON.stringify(envelope(hostile, 'tokencard', tokencard({ name: '@BAD@' }))).split('@BAD@');
-    expect400(await sendRaw('/v1/token/add', Buffer.concat([Buffer.from(tHead), Buffer.from([0xc0, 0xaf]), Buffer.from(tTail)])), 'billing.name');
+    expect400(
+      await sendRaw('/v1/token/add', Buffer.concat([Buffer.from(tHead), Buffer.from([0xc0, 0xaf]), Buffer.from(tTail)])),
+      'billing.name',
+    );
   });
 
   it('refuses prototype-poisoning member names', async () => {
@@ -127,7 +172,11 @@ describe('hostile bodies', () => {
     expect(again.json.transactionId).toBe(first.json.transactionId);
     // The same document with other whitespace is the same request.
     const respaced = await sendRaw('/v1/receiver', Buffer.from(` ${text}\n`), { 'idempotency-key': 'clean-1' });
-    expect([respaced.status, respaced.headers['idempotent-replayed'], respaced.json.transactionId]).toEqual([200, 'true', first.json.transactionId]);
+    expect([respaced.status, respaced.headers['idempotent-replayed'], respaced.json.transactionId]).toEqual([
+      200,
+      'true',
+      first.json.transactionId,
+    ]);
     const stored = await db.query('SELECT reference FROM transactions WHERE merchant_id = $1', [clean.internalId]);
     expect(stored.rows).toEqual([{ reference: 'Ünïcode 😀 ref' }]);
   });

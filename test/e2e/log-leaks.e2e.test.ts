@@ -56,7 +56,11 @@ describe('logs that cannot leak', () => {
   it('a card number in the path, percent-encoded as a client sends it grouped: the log line has it censored', async () => {
     const pan = PLANTED_CARDS.encodedPath;
     const grouped = pan.replace(/(\d{4})(?=\d)/g, '$1 ');
-    for (const [i, path] of [encodeURIComponent(grouped), encodeURIComponent(grouped.replace(/ /g, '-')).replace(/-/g, '%2D'), [...pan].map((d) => `%3${d}`).join('')].entries()) {
+    for (const [i, path] of [
+      encodeURIComponent(grouped),
+      encodeURIComponent(grouped.replace(/ /g, '-')).replace(/-/g, '%2D'),
+      [...pan].map((d) => `%3${d}`).join(''),
+    ].entries()) {
       const id = `encoded-path-probe-${i}`;
       const res = await send(`/v1/cards/${path}`, envelope('sale', {}, 'wrong-key'), { 'x-request-id': id });
       expect(res.status).toBe(404);
@@ -74,24 +78,39 @@ describe('logs that cannot leak', () => {
       expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       await stack.api.waitForLog(res.headers['x-request-id']);
     }
-    const plain = await send('/v1/token/retrieve', envelope('retrieve-token', { token: 'a'.repeat(64) }), { 'x-request-id': 'order-7781-retry-2' });
+    const plain = await send('/v1/token/retrieve', envelope('retrieve-token', { token: 'a'.repeat(64) }), {
+      'x-request-id': 'order-7781-retry-2',
+    });
     expect(plain.headers['x-request-id']).toBe('order-7781-retry-2');
     await stack.api.waitForLog('order-7781-retry-2');
     // An answer refused before any handler ran names its id too.
-    const refused = await fetch(`${stack.baseUrl}/v1/token/retrieve`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-request-id': PLANTED_CARDS.requestId }, body: 'x' });
+    const refused = await fetch(`${stack.baseUrl}/v1/token/retrieve`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'x-request-id': PLANTED_CARDS.requestId },
+      body: 'x',
+    });
     expect(refused.status).toBe(415);
     expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('a tokenization whose insert fails in Postgres: a 503, and the tokenizer logs the SQLSTATE and constraint, none of the row', async () => {
-    const res = await send('/v1/token/add', envelope('tokencard', {
-      cardNumber: PLANTED_CARDS.failingInsert,
-      cardHolder: PLANTED_TEXT.holder,
-      cardExpirationDate: '203012',
-      cardSecurityCode: PLANTED_CODE,
-      flag: 'visa',
-      billing: { name: PLANTED_TEXT.name, address: PLANTED_TEXT.address, city: PLANTED_TEXT.city, email: PLANTED_TEXT.email, customerIdentity: PLANTED_TEXT.customerIdentity },
-    }));
+    const res = await send(
+      '/v1/token/add',
+      envelope('tokencard', {
+        cardNumber: PLANTED_CARDS.failingInsert,
+        cardHolder: PLANTED_TEXT.holder,
+        cardExpirationDate: '203012',
+        cardSecurityCode: PLANTED_CODE,
+        flag: 'visa',
+        billing: {
+          name: PLANTED_TEXT.name,
+          address: PLANTED_TEXT.address,
+          city: PLANTED_TEXT.city,
+          email: PLANTED_TEXT.email,
+          customerIdentity: PLANTED_TEXT.customerIdentity,
+        },
+      }),
+    );
     expect(res.status).toBe(503);
     // The failure was logged (so the scan below looks at a real failure line) with what helps: code and constraint.
     const log = await stack.tokenizer.waitForLog(CONSTRAINT);

@@ -14,11 +14,19 @@ describe('merchant ids', () => {
   let shop: MerchantCredentials;
   const admin = { authorization: `Bearer ${process.env.GATEWAY_OPERATOR_TOKEN}` };
 
-  const envelope = (m: { merchantId: string; merchantKey: string }, op: string, body: unknown) =>
-    ({ 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } });
-  const card = () => ({ cardNumber: CANARY_CARDS.visa, cardHolder: 'MARIA SILVA', cardExpirationDate: '203012', cardSecurityCode: CANARY_CODES[0], flag: 'visa' });
+  const envelope = (m: { merchantId: string; merchantKey: string }, op: string, body: unknown) => ({
+    'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body },
+  });
+  const card = () => ({
+    cardNumber: CANARY_CARDS.visa,
+    cardHolder: 'MARIA SILVA',
+    cardExpirationDate: '203012',
+    cardSecurityCode: CANARY_CODES[0],
+    flag: 'visa',
+  });
   const add = (m: { merchantId: string; merchantKey: string }) => post(stack.baseUrl, '/v1/token/add', envelope(m, 'tokencard', card()));
-  const retrieve = (m: { merchantId: string; merchantKey: string }, token: string) => post(stack.baseUrl, '/v1/token/retrieve', envelope(m, 'retrieve-token', { token }));
+  const retrieve = (m: { merchantId: string; merchantKey: string }, token: string) =>
+    post(stack.baseUrl, '/v1/token/retrieve', envelope(m, 'retrieve-token', { token }));
 
   beforeAll(async () => {
     stack = await startStack({ MERCHANT_CACHE_MS: '200' });
@@ -70,7 +78,11 @@ describe('merchant ids', () => {
 
   it('merchant:rotate-key takes the public id or the UUID and prints the public id', async () => {
     const m = await createMerchant('public id rotating shop');
-    const byUuid = await runCli<{ merchantId: string; merchantKey: string }>(['merchant:rotate-key', '--merchant', m.internalId.toUpperCase()]);
+    const byUuid = await runCli<{ merchantId: string; merchantKey: string }>([
+      'merchant:rotate-key',
+      '--merchant',
+      m.internalId.toUpperCase(),
+    ]);
     expect(byUuid).toEqual({ merchantId: m.merchantId, merchantKey: expect.stringMatching(/^mk_[A-Za-z0-9_-]{43}$/) });
     const byPublic = await runCli<{ merchantId: string; merchantKey: string }>(['merchant:rotate-key', '--merchant', m.merchantId]);
     expect(byPublic.merchantId).toBe(m.merchantId);
@@ -80,15 +92,41 @@ describe('merchant ids', () => {
   });
 
   it('CLI --merchant options take the public id, show it, and refuse an unknown id with a clear error', async () => {
-    const created = await runCli<{ recipientId: string }>(['recipient:create', '--merchant', shop.merchantId, '--name', 'public id seller']);
+    const created = await runCli<{ recipientId: string }>([
+      'recipient:create',
+      '--merchant',
+      shop.merchantId,
+      '--name',
+      'public id seller',
+    ]);
     const approved = await runCli<{ merchantId: string }>(['recipient:approve', '--recipient', created.recipientId]);
     expect(approved.merchantId).toBe(shop.merchantId);
     const listed = await runCli<{ recipientId: string; merchantId: string }[]>(['recipient:list', '--merchant', shop.internalId]);
     expect(listed).toEqual([expect.objectContaining({ recipientId: created.recipientId, merchantId: shop.merchantId })]);
-    const fees = await runCli<{ merchantId: string }>(['fees:set', '--merchant', shop.merchantId, '--kind', 'credit', '--brand', 'visa', '--instalments', '1', '--rate', '2.5', '--fixed', '0']);
+    const fees = await runCli<{ merchantId: string }>([
+      'fees:set',
+      '--merchant',
+      shop.merchantId,
+      '--kind',
+      'credit',
+      '--brand',
+      'visa',
+      '--instalments',
+      '1',
+      '--rate',
+      '2.5',
+      '--fixed',
+      '0',
+    ]);
     expect(fees.merchantId).toBe(shop.merchantId);
     expect((await runCli<{ merchantId: string }>(['fees:show', '--merchant', shop.internalId])).merchantId).toBe(shop.merchantId);
-    const secret = await runCli<{ merchantId: string }>(['merchant:rotate-webhook-secret', '--merchant', shop.merchantId, '--grace-hours', '0']);
+    const secret = await runCli<{ merchantId: string }>([
+      'merchant:rotate-webhook-secret',
+      '--merchant',
+      shop.merchantId,
+      '--grace-hours',
+      '0',
+    ]);
     expect(secret.merchantId).toBe(shop.merchantId);
     expect(await runCli(['payables:list', '--merchant', shop.merchantId])).toEqual([]);
     expect(await runCli(['webhooks:list', '--merchant', shop.merchantId])).toEqual([]);
@@ -96,14 +134,26 @@ describe('merchant ids', () => {
     let unknownId = newMerchantPublicId();
     while (unknownId === shop.merchantId) unknownId = newMerchantPublicId();
     const commands = [
-      ['recipient:create', '--name', 'x'], ['recipient:list'], ['fees:show'], ['payables:list'], ['ledger:verify'], ['acquirer:reconcile'],
-      ['webhooks:list'], ['webhooks:replay', '--since', '2026-01-01T00:00:00Z'], ['merchant:rotate-key'], ['merchant:rotate-webhook-secret'],
+      ['recipient:create', '--name', 'x'],
+      ['recipient:list'],
+      ['fees:show'],
+      ['payables:list'],
+      ['ledger:verify'],
+      ['acquirer:reconcile'],
+      ['webhooks:list'],
+      ['webhooks:replay', '--since', '2026-01-01T00:00:00Z'],
+      ['merchant:rotate-key'],
+      ['merchant:rotate-webhook-secret'],
     ];
     const tries = [
       ...commands.map((c) => [unknownId, ...c]),
-      ['not-a-merchant', 'fees:show'], ['00000000-0000-4000-8000-000000000000', 'fees:show'], [shop.merchantId.slice(0, 9) + ((Number(shop.merchantId[9]) + 1) % 10), 'fees:show'],
+      ['not-a-merchant', 'fees:show'],
+      ['00000000-0000-4000-8000-000000000000', 'fees:show'],
+      [shop.merchantId.slice(0, 9) + ((Number(shop.merchantId[9]) + 1) % 10), 'fees:show'],
     ];
-    const runs = await Promise.all(tries.map(async ([id, command, ...rest]) => ({ id, command, run: await runCliRaw([command, '--merchant', id, ...rest]) })));
+    const runs = await Promise.all(
+      tries.map(async ([id, command, ...rest]) => ({ id, command, run: await runCliRaw([command, '--merchant', id, ...rest]) })),
+    );
     for (const { id, command, run } of runs) {
       expect({ command, id, code: run.code }).toEqual({ command, id, code: 1 });
       expect(run.stderr).toContain(`--merchant: no merchant ${JSON.stringify(id).replace(/"/g, '\\"')}`);

@@ -16,7 +16,13 @@ describe('money operations survive a tokenizer crash', () => {
 
   beforeAll(async () => {
     stack = await startStack(
-      { CLAIM_STALE_AFTER_S: '3', ACQUIRER_TIMEOUT_MS: '700', SALE_RECONCILE_INTERVAL_MS: '500', REPLY_TIMEOUT_MS: '6000', OPERATION_WAIT_MS: '4000' },
+      {
+        CLAIM_STALE_AFTER_S: '3',
+        ACQUIRER_TIMEOUT_MS: '700',
+        SALE_RECONCILE_INTERVAL_MS: '500',
+        REPLY_TIMEOUT_MS: '6000',
+        OPERATION_WAIT_MS: '4000',
+      },
       { envFor: { tokenizer: { SANDBOX_FOLLOW_UP_LATENCY_MS: '300' } } },
     );
     shop = await createMerchant('money crash shop');
@@ -38,16 +44,25 @@ describe('money operations survive a tokenizer crash', () => {
       ops.push({ id: a.json.transactionId, op: 'capture', amount: 6_000, key: `crash-a${i}-capture` });
       for (let j = 0; j < 4; j++) ops.push({ id: a.json.transactionId, op: 'cancel', amount: 500, key: `crash-a${i}-cancel-${j}` });
     }
-    for (const [i, s] of sales.entries()) for (let j = 0; j < 5; j++) ops.push({ id: s.json.transactionId, op: 'cancel', amount: 700, key: `crash-s${i}-cancel-${j}` });
+    for (const [i, s] of sales.entries())
+      for (let j = 0; j < 5; j++) ops.push({ id: s.json.transactionId, op: 'cancel', amount: 700, key: `crash-s${i}-cancel-${j}` });
     expect(ops).toHaveLength(100);
 
     const send = (o: (typeof ops)[number]): Promise<HttpResult> =>
-      receiver(o.op, { transactionId: o.id, amount: o.amount }, { 'idempotency-key': o.key }).catch((e) => ({ status: 0, headers: {}, json: undefined, text: String(e) }));
+      receiver(o.op, { transactionId: o.id, amount: o.amount }, { 'idempotency-key': o.key }).catch((e) => ({
+        status: 0,
+        headers: {},
+        json: undefined,
+        text: String(e),
+      }));
     const inFlight = ops.map(send);
-    await eventually(async () => {
-      const [{ n }] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM transaction_operations WHERE state = 'pending'`);
-      if (Number(n) < 5) throw new Error('not enough operations in flight yet');
-    }, { timeoutMs: 10_000, intervalMs: 20 });
+    await eventually(
+      async () => {
+        const [{ n }] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM transaction_operations WHERE state = 'pending'`);
+        if (Number(n) < 5) throw new Error('not enough operations in flight yet');
+      },
+      { timeoutMs: 10_000, intervalMs: 20 },
+    );
     await stack.restart('tokenizer', 'SIGKILL');
     const first = await Promise.all(inFlight);
     const statuses = first.map((r) => r.status);
@@ -55,17 +70,25 @@ describe('money operations survive a tokenizer crash', () => {
 
     // Every claim the dead worker held is settled with the acquirer: nothing stays in flight.
     const ids = [...new Set(ops.map((o) => o.id))];
-    await eventually(async () => {
-      const [{ n }] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM transactions WHERE id = ANY($1) AND pending_operation_id IS NOT NULL`, [ids.map((i) => i.toLowerCase())]);
-      expect(Number(n)).toBe(0);
-    }, { timeoutMs: 30_000, intervalMs: 250 });
+    await eventually(
+      async () => {
+        const [{ n }] = await db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM transactions WHERE id = ANY($1) AND pending_operation_id IS NOT NULL`,
+          [ids.map((i) => i.toLowerCase())],
+        );
+        expect(Number(n)).toBe(0);
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
 
     // The merchant retries what did not get a definite answer, with the same Idempotency-Key.
     const final = [...first];
     for (let round = 0; round < 5 && final.some(unsettled); round++) {
-      await Promise.all(final.map(async (r, i) => {
-        if (unsettled(r)) final[i] = await send(ops[i]);
-      }));
+      await Promise.all(
+        final.map(async (r, i) => {
+          if (unsettled(r)) final[i] = await send(ops[i]);
+        }),
+      );
     }
     expect(final.filter(unsettled)).toEqual([]);
 
@@ -89,7 +112,11 @@ describe('money operations survive a tokenizer crash', () => {
 
 /** Not a definite answer: the request may or may not have been applied, so the merchant retries. */
 function unsettled(r: HttpResult): boolean {
-  return r.status === 0 || r.status === 503 || (r.status === 409 && (r.json?.result?.error?.code === '038' || r.json?.result?.error?.code === '409'));
+  return (
+    r.status === 0 ||
+    r.status === 503 ||
+    (r.status === 409 && (r.json?.result?.error?.code === '038' || r.json?.result?.error?.code === '409'))
+  );
 }
 
 function countBy(xs: number[]): Record<string, number> {

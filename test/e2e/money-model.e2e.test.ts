@@ -29,16 +29,15 @@ interface ModelState {
   chargedBack: number;
 }
 
-type OpSpec =
-  | { kind: 'capture' | 'cancel'; amount?: number }
-  | { kind: 'chargeback'; amount: number }
-  | { kind: 'report' };
+type OpSpec = { kind: 'capture' | 'cancel'; amount?: number } | { kind: 'chargeback'; amount: number } | { kind: 'report' };
 
 /**
  * What came back: `ok` with the state the answer shows, or a refusal by its HTTP status; `retry`
  * marks "nothing was done, retry" (409 038, 503), which depends on timing, not on the state.
  */
-type Observed = { ok: true; view?: Pick<ModelState, 'status' | 'captured' | 'cancelled'>; chargedBack?: number } | { ok: false; http: number; retry?: true };
+type Observed =
+  | { ok: true; view?: Pick<ModelState, 'status' | 'captured' | 'cancelled'>; chargedBack?: number }
+  | { ok: false; http: number; retry?: true };
 
 /** The model's verdict on an operation in a state: the state after it, or the refusal's HTTP status. */
 function step(s: ModelState, op: OpSpec): { next: ModelState } | { refused: number } {
@@ -69,7 +68,8 @@ function step(s: ModelState, op: OpSpec): { next: ModelState } | { refused: numb
   }
 }
 
-const sameView = (s: ModelState, v: Pick<ModelState, 'status' | 'captured' | 'cancelled'>) => s.status === v.status && s.captured === v.captured && s.cancelled === v.cancelled;
+const sameView = (s: ModelState, v: Pick<ModelState, 'status' | 'captured' | 'cancelled'>) =>
+  s.status === v.status && s.captured === v.captured && s.cancelled === v.cancelled;
 
 /**
  * The serial orders of `ops` that explain every observation, from `from`; returns the end state
@@ -91,7 +91,9 @@ export function linearize(from: ModelState, ops: OpSpec[], seen: Observed[]): Mo
       let next: ModelState | undefined;
       if (!o.ok && o.retry) next = s;
       else if ('next' in verdict && o.ok) {
-        const fits = (o.view === undefined || sameView(verdict.next, o.view)) && (o.chargedBack === undefined || o.chargedBack === verdict.next.chargedBack);
+        const fits =
+          (o.view === undefined || sameView(verdict.next, o.view)) &&
+          (o.chargedBack === undefined || o.chargedBack === verdict.next.chargedBack);
         if (fits) next = verdict.next;
       } else if ('refused' in verdict && !o.ok && verdict.refused === o.http) next = s;
       if (!next) continue;
@@ -151,14 +153,18 @@ describe('money operations: model-based linearizability over HTTP', () => {
         throw e;
       }
     }
-    const body = op.kind === 'report' ? { transactionId: id } : { transactionId: id, ...(op.amount !== undefined ? { amount: op.amount } : {}) };
+    const body =
+      op.kind === 'report' ? { transactionId: id } : { transactionId: id, ...(op.amount !== undefined ? { amount: op.amount } : {}) };
     const res = await receiver(op.kind, body);
     if (res.status !== 200) {
       const code = res.json?.result?.error?.code;
       return res.status === 503 || code === '038' ? { ok: false, http: res.status, retry: true } : { ok: false, http: res.status };
     }
     const v: Json = res.json;
-    return { ok: true, view: { status: Number(v.status), captured: Number(v.processor.capturedAmount), cancelled: Number(v.processor.cancelledAmount) } };
+    return {
+      ok: true,
+      view: { status: Number(v.status), captured: Number(v.processor.capturedAmount), cancelled: Number(v.processor.cancelledAmount) },
+    };
   }
 
   interface Real {
@@ -179,10 +185,23 @@ describe('money operations: model-based linearizability over HTTP', () => {
       const seen = await Promise.all(answers);
       const recorded = await db.recorded(real.id);
       const ends = linearize(model.state, this.ops, seen);
-      const observed = { status: recorded.status, captured: recorded.captured, cancelled: recorded.cancelled, chargedBack: recorded.chargedBack };
-      const explained = ends.find((e) => e.status === observed.status && e.captured === observed.captured && e.cancelled === observed.cancelled && e.chargedBack === observed.chargedBack);
+      const observed = {
+        status: recorded.status,
+        captured: recorded.captured,
+        cancelled: recorded.cancelled,
+        chargedBack: recorded.chargedBack,
+      };
+      const explained = ends.find(
+        (e) =>
+          e.status === observed.status &&
+          e.captured === observed.captured &&
+          e.cancelled === observed.cancelled &&
+          e.chargedBack === observed.chargedBack,
+      );
       if (!explained) {
-        throw new Error(`no serial order explains the burst: from ${JSON.stringify(model.state)}, ops ${JSON.stringify(this.ops)}, answers ${JSON.stringify(seen)}, record ${JSON.stringify(observed)}`);
+        throw new Error(
+          `no serial order explains the burst: from ${JSON.stringify(model.state)}, ops ${JSON.stringify(this.ops)}, answers ${JSON.stringify(seen)}, record ${JSON.stringify(observed)}`,
+        );
       }
       for (let i = 0; i < this.ops.length; i++) {
         const op = this.ops[i];
@@ -196,9 +215,18 @@ describe('money operations: model-based linearizability over HTTP', () => {
   }
 
   // Mostly amounts that fit a 1 000–10 000 transaction a few times over, sometimes ones that overflow it.
-  const amountArb = fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 2_500 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 12_000 }) });
+  const amountArb = fc.oneof(
+    { weight: 3, arbitrary: fc.integer({ min: 1, max: 2_500 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 12_000 }) },
+  );
   const opArb: fc.Arbitrary<OpSpec> = fc.oneof(
-    { weight: 4, arbitrary: fc.record({ kind: fc.constantFrom('capture' as const, 'cancel' as const), amount: fc.option(amountArb, { nil: undefined, freq: 4 }) }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constantFrom('capture' as const, 'cancel' as const),
+        amount: fc.option(amountArb, { nil: undefined, freq: 4 }),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('chargeback' as const), amount: amountArb }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'report' as const }) },
   );
@@ -216,7 +244,13 @@ describe('money operations: model-based linearizability over HTTP', () => {
           const res = await receiver(start, saleBody(amount));
           if (res.json?.status !== (start === 'sale' ? '8' : '3')) throw new Error(`${start} answered ${res.status} ${res.text}`);
           const id: string = res.json.transactionId;
-          const state: ModelState = { amount, status: start === 'sale' ? 8 : 3, captured: start === 'sale' ? amount : 0, cancelled: 0, chargedBack: 0 };
+          const state: ModelState = {
+            amount,
+            status: start === 'sale' ? 8 : 3,
+            captured: start === 'sale' ? amount : 0,
+            cancelled: 0,
+            chargedBack: 0,
+          };
           const real: Real = { id, scheduler, applied: { captures: 0, cancels: 0 } };
           await fc.asyncModelRun(() => ({ model: { state }, real }), commands);
 
@@ -229,7 +263,9 @@ describe('money operations: model-based linearizability over HTTP', () => {
           const captureCalls = books.calls.filter((c) => c.kind === 'capture').length;
           const cancelCalls = books.calls.filter((c) => c.kind === 'cancel').length;
           if (captureCalls !== real.applied.captures || cancelCalls !== real.applied.cancels) {
-            throw new Error(`acquirer ran ${captureCalls} captures and ${cancelCalls} cancels; ${JSON.stringify(real.applied)} were answered 200`);
+            throw new Error(
+              `acquirer ran ${captureCalls} captures and ${cancelCalls} cancels; ${JSON.stringify(real.applied)} were answered 200`,
+            );
           }
           const events = r.events;
           const expectedEvents = {
@@ -247,7 +283,8 @@ describe('money operations: model-based linearizability over HTTP', () => {
     expect(ran).toBeGreaterThanOrEqual(HISTORIES);
     process.stdout.write(`model histories: ${ran}, operations by outcome: ${JSON.stringify(stats)}\n`);
     // The histories exercised both sides of every rule: applied and refused captures and cancels, chargebacks.
-    for (const kind of ['capture ok', 'capture 409', 'cancel ok', 'cancel 400', 'cancel 409', 'chargeback ok', 'report ok']) expect(stats[kind] ?? 0).toBeGreaterThan(0);
+    for (const kind of ['capture ok', 'capture 409', 'cancel ok', 'cancel 400', 'cancel 409', 'chargeback ok', 'report ok'])
+      expect(stats[kind] ?? 0).toBeGreaterThan(0);
   });
 
   it('then acquirer:reconcile and ledger:verify are clean for every transaction of the run', async () => {
@@ -259,21 +296,46 @@ describe('the linearizability checker itself', () => {
   const authorized: ModelState = { amount: 10_000, status: 3, captured: 0, cancelled: 0, chargedBack: 0 };
 
   it('explains capture-then-cancel and cancel-then-refused-capture', () => {
-    const ops: OpSpec[] = [{ kind: 'capture', amount: 300 }, { kind: 'cancel', amount: 300 }];
-    expect(linearize(authorized, ops, [{ ok: true, view: { status: 8, captured: 300, cancelled: 0 } }, { ok: true, view: { status: 6, captured: 300, cancelled: 300 } }])).toHaveLength(1);
-    expect(linearize(authorized, ops, [{ ok: false, http: 409 }, { ok: true, view: { status: 12, captured: 0, cancelled: 300 } }])).toHaveLength(1);
+    const ops: OpSpec[] = [
+      { kind: 'capture', amount: 300 },
+      { kind: 'cancel', amount: 300 },
+    ];
+    expect(
+      linearize(authorized, ops, [
+        { ok: true, view: { status: 8, captured: 300, cancelled: 0 } },
+        { ok: true, view: { status: 6, captured: 300, cancelled: 300 } },
+      ]),
+    ).toHaveLength(1);
+    expect(
+      linearize(authorized, ops, [
+        { ok: false, http: 409 },
+        { ok: true, view: { status: 12, captured: 0, cancelled: 300 } },
+      ]),
+    ).toHaveLength(1);
   });
 
   it('rejects the old bug: two 200s for cancels of which only one was recorded', () => {
     const sale: ModelState = { amount: 10_000, status: 8, captured: 10_000, cancelled: 0, chargedBack: 0 };
-    const ops: OpSpec[] = [{ kind: 'cancel', amount: 300 }, { kind: 'cancel', amount: 300 }];
-    const seen: Observed[] = [{ ok: true, view: { status: 12, captured: 10_000, cancelled: 300 } }, { ok: true, view: { status: 12, captured: 10_000, cancelled: 300 } }];
+    const ops: OpSpec[] = [
+      { kind: 'cancel', amount: 300 },
+      { kind: 'cancel', amount: 300 },
+    ];
+    const seen: Observed[] = [
+      { ok: true, view: { status: 12, captured: 10_000, cancelled: 300 } },
+      { ok: true, view: { status: 12, captured: 10_000, cancelled: 300 } },
+    ];
     expect(linearize(sale, ops, seen)).toEqual([]);
   });
 
   it('rejects a 200 for a capture whose cancel won (the capture was not applied)', () => {
-    const ops: OpSpec[] = [{ kind: 'capture', amount: 300 }, { kind: 'cancel', amount: 300 }];
-    const seen: Observed[] = [{ ok: true, view: { status: 8, captured: 300, cancelled: 0 } }, { ok: true, view: { status: 12, captured: 0, cancelled: 300 } }];
+    const ops: OpSpec[] = [
+      { kind: 'capture', amount: 300 },
+      { kind: 'cancel', amount: 300 },
+    ];
+    const seen: Observed[] = [
+      { ok: true, view: { status: 8, captured: 300, cancelled: 0 } },
+      { ok: true, view: { status: 12, captured: 0, cancelled: 300 } },
+    ];
     expect(linearize(authorized, ops, seen)).toEqual([]);
   });
 });

@@ -19,7 +19,12 @@ describe('money operations under concurrency', () => {
 
   beforeAll(async () => {
     // Claims of a stopped worker are settled within seconds here (production: a minute).
-    stack = await startStack({ CLAIM_STALE_AFTER_S: '5', ACQUIRER_TIMEOUT_MS: '1000', SALE_RECONCILE_INTERVAL_MS: '500', OPERATION_WAIT_MS: '2500' });
+    stack = await startStack({
+      CLAIM_STALE_AFTER_S: '5',
+      ACQUIRER_TIMEOUT_MS: '1000',
+      SALE_RECONCILE_INTERVAL_MS: '500',
+      OPERATION_WAIT_MS: '2500',
+    });
     shop = await createMerchant('money race shop');
     receiver = receiverOf(stack.baseUrl, shop);
     db = await MoneyDb.connect();
@@ -167,7 +172,9 @@ describe('money operations under concurrency', () => {
 
   it('an Idempotency-Key used again, once its replay record is gone, for another request is that other request', async () => {
     const [a, b] = [await start('sale', 10_000), await start('sale', 10_000)];
-    expect((await receiver('cancel', { transactionId: a, amount: 700 }, { 'idempotency-key': `reused-${a}` })).json.processor.cancelledAmount).toBe('700');
+    expect(
+      (await receiver('cancel', { transactionId: a, amount: 700 }, { 'idempotency-key': `reused-${a}` })).json.processor.cancelledAmount,
+    ).toBe('700');
     await db.query(`DELETE FROM idempotency_keys WHERE key = $1`, [`reused-${a}`]);
     const other = await receiver('cancel', { transactionId: b, amount: 900 }, { 'idempotency-key': `reused-${a}` });
     expect(other.json).toMatchObject({ transactionId: b, processor: { cancelledAmount: '900' } });
@@ -209,9 +216,13 @@ describe('money operations under concurrency', () => {
       const tid = (await db.recorded(id)).tid;
       // The acquirer ran the capture, then the worker died before recording it.
       await db.query(`INSERT INTO sandbox_calls (operation_key, kind, amount, tid, result) VALUES ($1, 'capture', 4000, $2, $3)`, [
-        key, tid, JSON.stringify({ outcome: 'approved', returnCode: '00', returnMessage: 'Captured', tid, nsu: '1' }),
+        key,
+        tid,
+        JSON.stringify({ outcome: 'approved', returnCode: '00', returnMessage: 'Captured', tid, nsu: '1' }),
       ]);
-      await eventually(async () => expect(await db.recorded(id)).toMatchObject({ held: false, status: 8, captured: 4_000 }), { timeoutMs: 15_000 });
+      await eventually(async () => expect(await db.recorded(id)).toMatchObject({ held: false, status: 8, captured: 4_000 }), {
+        timeoutMs: 15_000,
+      });
       const r = await db.recorded(id);
       expect(r.events).toMatchObject({ 'transaction.captured': 1, 'transaction.status_changed': 2 });
       await expectAgreement(id, { captures: 1, cancels: 0 });
@@ -232,12 +243,18 @@ describe('money operations under concurrency', () => {
     await new Promise((r) => setTimeout(r, 50));
     const since = new Date().toISOString();
     await db.query(`INSERT INTO sandbox_calls (operation_key, kind, amount, tid, result) VALUES ($1, 'capture', 300, $2, $3)`, [
-      `capture-${randomUUID()}`, tid, JSON.stringify({ outcome: 'approved', returnCode: '00', returnMessage: 'Captured', tid, nsu: '2' }),
+      `capture-${randomUUID()}`,
+      tid,
+      JSON.stringify({ outcome: 'approved', returnCode: '00', returnMessage: 'Captured', tid, nsu: '2' }),
     ]);
     const run = await runCliRaw<Json>(['acquirer:reconcile', '--merchant', tampered.merchantId, '--since', since]);
     expect(run.code).toBe(1);
-    expect(run.json?.differences).toEqual([{ transactionId: id.toUpperCase(), merchantId: tampered.merchantId, check: 'captured', gateway: 0, acquirer: 300 }]);
-    await expect(runCli(['acquirer:reconcile', '--merchant', 'not-a-merchant'])).rejects.toThrow('--merchant: no merchant "not-a-merchant"');
+    expect(run.json?.differences).toEqual([
+      { transactionId: id.toUpperCase(), merchantId: tampered.merchantId, check: 'captured', gateway: 0, acquirer: 300 },
+    ]);
+    await expect(runCli(['acquirer:reconcile', '--merchant', 'not-a-merchant'])).rejects.toThrow(
+      '--merchant: no merchant "not-a-merchant"',
+    );
     // The UUID still names it (merchants integrated before public ids); the output names it by public id.
     const byUuid = await runCliRaw<Json>(['acquirer:reconcile', '--merchant', tampered.internalId.toUpperCase(), '--since', since]);
     expect(byUuid.json?.differences).toEqual(run.json?.differences);

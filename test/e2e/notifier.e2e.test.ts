@@ -28,22 +28,48 @@ describe('webhook delivery to urlReturn', () => {
   const admin = { authorization: `Bearer ${process.env.GATEWAY_OPERATOR_TOKEN}` };
 
   const receiver = (op: string, body: unknown, headers: Record<string, string> = {}) =>
-    post(stack.baseUrl, '/v1/receiver', { 'transaction-request': { version: '1.0.0', verification: { merchantId: shop.merchantId, merchantKey: shop.merchantKey }, [op]: body } }, headers);
+    post(
+      stack.baseUrl,
+      '/v1/receiver',
+      {
+        'transaction-request': {
+          version: '1.0.0',
+          verification: { merchantId: shop.merchantId, merchantKey: shop.merchantKey },
+          [op]: body,
+        },
+      },
+      headers,
+    );
 
   const sale = (urlReturn: string, digit = 1, amount = 5_000) => ({
     order: { reference: `WH-${++ref}`, totalAmount: amount },
     payment: {
-      acquirer: 26, method: 1, amount, currency: '986', country: 'BRA', numberOfPayments: 1,
-      cardHolder: 'MARIA SILVA', cardNumber: SANDBOX_CARDS[digit], cardSecurityCode: CANARY_CODES[3], cardExpirationDate: '203012',
+      acquirer: 26,
+      method: 1,
+      amount,
+      currency: '986',
+      country: 'BRA',
+      numberOfPayments: 1,
+      cardHolder: 'MARIA SILVA',
+      cardNumber: SANDBOX_CARDS[digit],
+      cardSecurityCode: CANARY_CODES[3],
+      cardExpirationDate: '203012',
     },
     urlReturn,
     fraud: 'false',
   });
 
-  const verify = (r: Received, secret = shop.webhookSecret) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Json;
+  const verify = (r: Received, secret = shop.webhookSecret) =>
+    new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Json;
   const deliveryOf = async (transactionId: string, statusVersion = 2) =>
-    (await db.query('SELECT * FROM deliveries WHERE transaction_id = $1 AND status_version = $2', [transactionId.toLowerCase(), statusVersion])).rows[0];
-  const attemptsOf = async (deliveryId: string) => (await db.query('SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id', [deliveryId])).rows;
+    (
+      await db.query('SELECT * FROM deliveries WHERE transaction_id = $1 AND status_version = $2', [
+        transactionId.toLowerCase(),
+        statusVersion,
+      ])
+    ).rows[0];
+  const attemptsOf = async (deliveryId: string) =>
+    (await db.query('SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id', [deliveryId])).rows;
   /** A request with the target exactly as written (fetch would normalize it). */
   const rawStatus = (target: string) =>
     new Promise<number>((resolve, reject) => {
@@ -58,7 +84,17 @@ describe('webhook delivery to urlReturn', () => {
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const res = await fetch(`${stack.baseUrl}${path}`, { headers });
     const text = await res.text();
-    return { status: res.status, text, json: (() => { try { return JSON.parse(text); } catch { return undefined; } })() };
+    return {
+      status: res.status,
+      text,
+      json: (() => {
+        try {
+          return JSON.parse(text);
+        } catch {
+          return undefined;
+        }
+      })(),
+    };
   };
 
   beforeAll(async () => {
@@ -67,7 +103,18 @@ describe('webhook delivery to urlReturn', () => {
     listener = await new Listener().start();
     stack = await startStack(
       {},
-      { envFor: { notifier: { WEBHOOK_SCHEDULE_SCALE: '0.0001', WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_PER_DESTINATION: '16', WEBHOOK_SWEEP_INTERVAL_MS: '500', WEBHOOK_SWEEP_GRACE_S: '1' } } },
+      {
+        envFor: {
+          notifier: {
+            WEBHOOK_SCHEDULE_SCALE: '0.0001',
+            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
+            WEBHOOK_TIMEOUT_MS: '3000',
+            WEBHOOK_PER_DESTINATION: '16',
+            WEBHOOK_SWEEP_INTERVAL_MS: '500',
+            WEBHOOK_SWEEP_GRACE_S: '1',
+          },
+        },
+      },
     );
     shop = await createMerchant('webhook shop');
   });
@@ -99,13 +146,23 @@ describe('webhook delivery to urlReturn', () => {
       expect(r.body).not.toContain(SANDBOX_CARDS[1]);
     }
     const byVersion = got.map((r) => [Number(r.json.data.statusVersion), r.json.data.status]).sort((a, b) => a[0] - b[0]);
-    expect(byVersion).toEqual([[2, '3'], [3, '8'], [4, '6']]);
+    expect(byVersion).toEqual([
+      [2, '3'],
+      [3, '8'],
+      [4, '6'],
+    ]);
     const decline = listener.at('/events').find((r) => r.transactionId === declined.json.transactionId)!;
     expect(decline.json.data).toMatchObject({ status: '4', statusVersion: '2', processor: { returnCode: '05' } });
   });
 
   it('runs the whole pipeline: HTTP sale with a split → tokenizer → settlement payables → notifier → listener', async () => {
-    const { recipientId } = await runCli<{ recipientId: string }>(['recipient:create', '--merchant', shop.merchantId, '--name', 'pipeline seller']);
+    const { recipientId } = await runCli<{ recipientId: string }>([
+      'recipient:create',
+      '--merchant',
+      shop.merchantId,
+      '--name',
+      'pipeline seller',
+    ]);
     await runCli(['recipient:approve', '--recipient', recipientId]);
     const body: Json = sale(listener.url('/pipeline'), 1, 20_000);
     body.payment.split = [{ recipient: recipientId, percentage: '25', charge_processing_fee: 'true' }];
@@ -118,11 +175,18 @@ describe('webhook delivery to urlReturn', () => {
     });
     expect(verify(heard)).toMatchObject({ data: { status: '8', split: [{ recipient: recipientId, grossAmount: '5000' }] } });
     const payables = await eventually(async () => {
-      const rows = (await db.query('SELECT recipient_id, gross::int FROM payables WHERE transaction_id = $1 ORDER BY id', [res.json.transactionId.toLowerCase()])).rows;
+      const rows = (
+        await db.query('SELECT recipient_id, gross::int FROM payables WHERE transaction_id = $1 ORDER BY id', [
+          res.json.transactionId.toLowerCase(),
+        ])
+      ).rows;
       expect(rows).toHaveLength(2);
       return rows;
     });
-    expect(payables).toEqual([{ recipient_id: null, gross: 15_000 }, { recipient_id: recipientId, gross: 5_000 }]);
+    expect(payables).toEqual([
+      { recipient_id: null, gross: 15_000 },
+      { recipient_id: recipientId, gross: 5_000 },
+    ]);
   });
 
   it('retries a listener that answers 500 three times: delivered on the 4th attempt, four attempts recorded', async () => {
@@ -134,7 +198,12 @@ describe('webhook delivery to urlReturn', () => {
       return row;
     });
     const attempts = await attemptsOf(d.id);
-    expect(attempts.map((a) => [a.attempt, a.http_status, a.error_class])).toEqual([[1, 500, 'http_status'], [2, 500, 'http_status'], [3, 500, 'http_status'], [4, 200, null]]);
+    expect(attempts.map((a) => [a.attempt, a.http_status, a.error_class])).toEqual([
+      [1, 500, 'http_status'],
+      [2, 500, 'http_status'],
+      [3, 500, 'http_status'],
+      [4, 200, null],
+    ]);
     expect(attempts[0].response_body).toBe('answer 500');
     expect(new Set(listener.at('/flaky').map((r) => r.headers['webhook-id']))).toEqual(new Set([d.id]));
     // Every attempt is signed afresh over the same stored bytes.
@@ -148,14 +217,19 @@ describe('webhook delivery to urlReturn', () => {
     const port = probe.port; // a free port: nothing listens there until `later` starts
     await probe.stop();
     const res = await receiver('sale', sale(`http://127.0.0.1:${port}/late`));
-    await eventually(async () => expect((await deliveryOf(res.json.transactionId))?.attempts).toBeGreaterThanOrEqual(3), { timeoutMs: 30_000 });
+    await eventually(async () => expect((await deliveryOf(res.json.transactionId))?.attempts).toBeGreaterThanOrEqual(3), {
+      timeoutMs: 30_000,
+    });
     await later.start(port);
     try {
-      const d = await eventually(async () => {
-        const row = await deliveryOf(res.json.transactionId);
-        expect(row.status).toBe('succeeded');
-        return row;
-      }, { timeoutMs: 60_000 });
+      const d = await eventually(
+        async () => {
+          const row = await deliveryOf(res.json.transactionId);
+          expect(row.status).toBe('succeeded');
+          return row;
+        },
+        { timeoutMs: 60_000 },
+      );
       const attempts = await attemptsOf(d.id);
       expect(attempts.slice(0, -1).every((a) => a.error_class === 'connect')).toBe(true);
       expect(attempts.at(-1)).toMatchObject({ http_status: 200, error_class: null });
@@ -172,7 +246,9 @@ describe('webhook delivery to urlReturn', () => {
     const redis = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
     const deliveryQueue = new Queue(DELIVERY_QUEUE, { connection: redis, prefix: process.env.QUEUE_PREFIX });
     // Jobs first: a sweep between the two steps would otherwise find the rows without them.
-    await deliveryQueue.addBulk(backlog.map((id) => ({ name: DELIVERY_QUEUE, data: { deliveryId: id, host: '127.0.0.1:9' }, opts: { jobId: id, delay: 3_600_000 } })));
+    await deliveryQueue.addBulk(
+      backlog.map((id) => ({ name: DELIVERY_QUEUE, data: { deliveryId: id, host: '127.0.0.1:9' }, opts: { jobId: id, delay: 3_600_000 } })),
+    );
     await db.query(
       `INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, body, next_attempt_at, created_at)
        SELECT b.id, $2, gen_random_uuid(), 2, 'transaction.status_changed', 'http://127.0.0.1:9/backlog', '{}', now() - interval '1 hour', now() - interval '2 hours'
@@ -204,11 +280,14 @@ describe('webhook delivery to urlReturn', () => {
       return row;
     });
     await db.query(`UPDATE deliveries SET status = 'pending', next_attempt_at = now() - interval '10 seconds' WHERE id = $1`, [d.id]);
-    const again = await eventually(() => {
-      const got = listener.at('/lost');
-      expect(got).toHaveLength(2);
-      return got[1];
-    }, { timeoutMs: 15_000 });
+    const again = await eventually(
+      () => {
+        const got = listener.at('/lost');
+        expect(got).toHaveLength(2);
+        return got[1];
+      },
+      { timeoutMs: 15_000 },
+    );
     expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
     await eventually(async () => expect((await deliveryOf(res.json.transactionId)).status).toBe('succeeded'));
   }
@@ -229,11 +308,14 @@ describe('webhook delivery to urlReturn', () => {
   it('honours Retry-After within the schedule', async () => {
     listener.on('/busy', (_r, nth) => (nth === 1 ? { status: 503, headers: { 'retry-after': '2' } } : { status: 200 }));
     const res = await receiver('sale', sale(listener.url('/busy')));
-    const d = await eventually(async () => {
-      const row = await deliveryOf(res.json.transactionId);
-      expect(row?.status).toBe('succeeded');
-      return row;
-    }, { timeoutMs: 20_000 });
+    const d = await eventually(
+      async () => {
+        const row = await deliveryOf(res.json.transactionId);
+        expect(row?.status).toBe('succeeded');
+        return row;
+      },
+      { timeoutMs: 20_000 },
+    );
     const [first, second] = await attemptsOf(d.id);
     // The schedule alone would retry after 0.5 ms (5 s × 0.0001); the listener asked for 2 s.
     expect(new Date(second.started_at).getTime() - new Date(first.started_at).getTime()).toBeGreaterThanOrEqual(1_900);
@@ -261,11 +343,14 @@ describe('webhook delivery to urlReturn', () => {
     let up = false;
     listener.on('/down', () => ({ status: up ? 200 : 500 }));
     const res = await receiver('sale', sale(listener.url('/down')));
-    const d = await eventually(async () => {
-      const row = await deliveryOf(res.json.transactionId);
-      expect(row?.status).toBe('failed');
-      return row;
-    }, { timeoutMs: 90_000, intervalMs: 500 });
+    const d = await eventually(
+      async () => {
+        const row = await deliveryOf(res.json.transactionId);
+        expect(row?.status).toBe('failed');
+        return row;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
     expect(await attemptsOf(d.id)).toHaveLength(10);
 
     const unauth = await get(`/admin/deliveries?status=failed&merchant=${shop.merchantId}`);
@@ -306,7 +391,9 @@ describe('webhook delivery to urlReturn', () => {
     await eventually(async () => expect((await deliveryOf(ids[0])).status).toBe('succeeded'));
     const bulk = await runCli<Json>(['webhooks:replay', '--merchant', shop.merchantId, '--since', since]);
     expect(bulk.queued).toBeGreaterThanOrEqual(2);
-    await eventually(async () => expect((await Promise.all(ids.map((id) => deliveryOf(id)))).map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded']));
+    await eventually(async () =>
+      expect((await Promise.all(ids.map((id) => deliveryOf(id)))).map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded']),
+    );
   });
 
   it('after merchant:rotate-webhook-secret both secrets verify during the grace period', async () => {
@@ -337,14 +424,22 @@ describe('webhook delivery to urlReturn', () => {
       }
       // 80 deliveries at 16 × 1 s take 5 s; another merchant's listener is served meanwhile.
       const fast = await Promise.all(Array.from({ length: 10 }, () => receiver('sale', sale(listener.url('/beside-busy')))));
-      await eventually(() => expect(new Set(listener.at('/beside-busy').map((r) => r.transactionId)).size).toBe(fast.length), { intervalMs: 20, timeoutMs: 3_000 });
+      await eventually(() => expect(new Set(listener.at('/beside-busy').map((r) => r.transactionId)).size).toBe(fast.length), {
+        intervalMs: 20,
+        timeoutMs: 3_000,
+      });
       expect(new Set(slow.at('/busy').map((r) => r.transactionId)).size).toBeLessThan(slowIds.length);
-      await eventually(async () => {
-        const rows = await db.query(`SELECT status, attempts FROM deliveries WHERE transaction_id = ANY($1)`, [slowIds.map((i) => i.toLowerCase())]);
-        expect(rows.rows).toHaveLength(slowIds.length);
-        // Waiting for a slot, in process or in the queue, never counts as an attempt.
-        expect(rows.rows.filter((r) => r.status !== 'succeeded' || r.attempts !== 1)).toEqual([]);
-      }, { timeoutMs: 60_000, intervalMs: 250 });
+      await eventually(
+        async () => {
+          const rows = await db.query(`SELECT status, attempts FROM deliveries WHERE transaction_id = ANY($1)`, [
+            slowIds.map((i) => i.toLowerCase()),
+          ]);
+          expect(rows.rows).toHaveLength(slowIds.length);
+          // Waiting for a slot, in process or in the queue, never counts as an attempt.
+          expect(rows.rows.filter((r) => r.status !== 'succeeded' || r.attempts !== 1)).toEqual([]);
+        },
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
       expect(slow.maxOpen).toBeLessThanOrEqual(16);
       expect(slow.maxOpen).toBeGreaterThan(1);
     } finally {
@@ -362,10 +457,13 @@ describe('webhook delivery to urlReturn', () => {
     await eventually(() => expect(listener.at('/slow').length).toBeGreaterThan(10), { intervalMs: 20 });
     await stack.notifier.kill();
     await stack.restart('notifier', 'SIGKILL');
-    await eventually(() => {
-      const seen = new Set(listener.at('/slow').map((r) => r.transactionId));
-      expect(ids.filter((id) => !seen.has(id))).toEqual([]);
-    }, { timeoutMs: 120_000, intervalMs: 500 });
+    await eventually(
+      () => {
+        const seen = new Set(listener.at('/slow').map((r) => r.transactionId));
+        expect(ids.filter((id) => !seen.has(id))).toEqual([]);
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
     const idsByTransaction = new Map<string, Set<string>>();
     for (const r of listener.at('/slow')) {
       const set = idsByTransaction.get(r.transactionId!) ?? new Set<string>();
@@ -373,12 +471,17 @@ describe('webhook delivery to urlReturn', () => {
       idsByTransaction.set(r.transactionId!, set);
     }
     expect([...idsByTransaction.values()].filter((s) => s.size !== 1)).toEqual([]);
-    await eventually(async () => {
-      const open = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE transaction_id = ANY($1) AND status <> 'succeeded'`, [ids.map((i) => i.toLowerCase())]);
-      expect(open.rows[0].n).toBe(0);
-      // An attempt cut by the kill after the listener had it is recorded when its job comes back
-      // from the stalled check (lockDuration + stalledInterval: up to ~20 s), and is sent again.
-    }, { timeoutMs: 60_000, intervalMs: 500 });
+    await eventually(
+      async () => {
+        const open = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE transaction_id = ANY($1) AND status <> 'succeeded'`, [
+          ids.map((i) => i.toLowerCase()),
+        ]);
+        expect(open.rows[0].n).toBe(0);
+        // An attempt cut by the kill after the listener had it is recorded when its job comes back
+        // from the stalled check (lockDuration + stalledInterval: up to ~20 s), and is sent again.
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
   });
 
   describe('operator endpoints', () => {
@@ -387,7 +490,9 @@ describe('webhook delivery to urlReturn', () => {
         expect((await get(path)).status).toBe(401);
         expect((await get(path, { authorization: 'Bearer not-the-token-at-all' })).status).toBe(401);
       }
-      expect((await fetch(`${stack.baseUrl}/admin/deliveries/00000000-0000-4000-8000-000000000000/replay`, { method: 'POST' })).status).toBe(401);
+      expect(
+        (await fetch(`${stack.baseUrl}/admin/deliveries/00000000-0000-4000-8000-000000000000/replay`, { method: 'POST' })).status,
+      ).toBe(401);
       // Other spellings of the prefix reach the same routes, so they need the token too.
       for (const path of ['/%61dmin/deliveries', '/adm%69n/queues', '/%61dmin/queues/api/queues', 'http://gateway/admin/deliveries']) {
         expect(await rawStatus(path)).toBe(401);
@@ -397,7 +502,11 @@ describe('webhook delivery to urlReturn', () => {
     it('allow only retries among the dashboard actions', async () => {
       const pause = await fetch(`${stack.baseUrl}/admin/queues/api/queues/transaction.cancelled/pause`, { method: 'PUT', headers: admin });
       expect(pause.status).toBe(405);
-      const add = await fetch(`${stack.baseUrl}/admin/queues/api/queues/transaction.cancelled/add`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"x","data":{}}' });
+      const add = await fetch(`${stack.baseUrl}/admin/queues/api/queues/transaction.cancelled/add`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: '{"name":"x","data":{}}',
+      });
       expect(add.status).toBe(405);
       const retry = await fetch(`${stack.baseUrl}/admin/queues/api/queues/webhook.deliver/retry/failed`, { method: 'PUT', headers: admin });
       expect(retry.status).toBe(200);
@@ -410,7 +519,9 @@ describe('webhook delivery to urlReturn', () => {
       const api = await get('/admin/queues/api/queues?activeQueue=card.authorize&status=completed', admin);
       expect(api.status).toBe(200);
       const names = api.json.queues.map((q: Json) => q.name);
-      expect(names).toEqual(expect.arrayContaining(['token.add', 'card.authorize', 'transaction.status_changed', 'transaction.captured', 'webhook.deliver']));
+      expect(names).toEqual(
+        expect.arrayContaining(['token.add', 'card.authorize', 'transaction.status_changed', 'transaction.captured', 'webhook.deliver']),
+      );
       expect(api.text).not.toContain('sealedCard');
       const delivery = api.json.queues.find((q: Json) => q.name === 'webhook.deliver');
       expect(delivery.allowRetries).toBe(true);

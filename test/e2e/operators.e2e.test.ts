@@ -36,7 +36,16 @@ async function withDb<T>(url: string, fn: (db: Client) => Promise<T>): Promise<T
 
 /** The audit events since `afterId`, oldest first. */
 const eventsAfter = (afterId: string, url = process.env.DATABASE_URL!): Promise<AuditRow[]> =>
-  withDb(url, async (db) => (await db.query(`SELECT id::text, operator_name, action, target, origin, outcome, error_class, attempt_id::text, detail FROM audit_events WHERE id > $1 ORDER BY audit_events.id`, [afterId])).rows);
+  withDb(
+    url,
+    async (db) =>
+      (
+        await db.query(
+          `SELECT id::text, operator_name, action, target, origin, outcome, error_class, attempt_id::text, detail FROM audit_events WHERE id > $1 ORDER BY audit_events.id`,
+          [afterId],
+        )
+      ).rows,
+  );
 const lastEventId = (url = process.env.DATABASE_URL!): Promise<string> =>
   withDb(url, async (db) => (await db.query(`SELECT coalesce(max(id), 0)::text AS id FROM audit_events`)).rows[0].id);
 
@@ -44,7 +53,11 @@ const lastEventId = (url = process.env.DATABASE_URL!): Promise<string> =>
 async function freshDatabase(): Promise<string> {
   const url = withDatabase(process.env.DATABASE_URL!, `${databaseName(process.env.DATABASE_URL!)}_ops${randomBytes(3).toString('hex')}`);
   await createDatabaseIfMissing(url);
-  const r = await runNode(migrateEntry(repoRoot()), [], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: url }, timeoutMs: 120_000 });
+  const r = await runNode(migrateEntry(repoRoot()), [], {
+    cwd: repoRoot(),
+    env: { ...process.env, DATABASE_URL: url },
+    timeoutMs: 120_000,
+  });
   if (r.code !== 0) throw new Error(`migrations failed: ${r.stderr}`);
   return url;
 }
@@ -77,7 +90,11 @@ describe('operators and the audit trail', () => {
 
   it('operator:create prints a recognisable token once and stores only its SHA-256; operator:list shows no hash', async () => {
     expect(tokens.viewer).toMatch(/^op_[A-Za-z0-9_-]{43}$/);
-    const stored = await withDb(process.env.DATABASE_URL!, async (db) => (await db.query(`SELECT encode(token_hash, 'hex') AS h FROM operators WHERE name = $1`, [`viewer-${suffix}`])).rows[0].h);
+    const stored = await withDb(
+      process.env.DATABASE_URL!,
+      async (db) =>
+        (await db.query(`SELECT encode(token_hash, 'hex') AS h FROM operators WHERE name = $1`, [`viewer-${suffix}`])).rows[0].h,
+    );
     expect(stored).toBe(require('node:crypto').createHash('sha256').update(tokens.viewer).digest('hex'));
     const listed = await runCli<Array<Record<string, unknown>>>(['operator:list']);
     const text = JSON.stringify(listed);
@@ -91,30 +108,53 @@ describe('operators and the audit trail', () => {
    * an unknown token for viewer commands): refused before acting, whatever its options.
    */
   const MATRIX: Array<[string, 'viewer' | 'operator' | 'admin', string[]]> = [
-    ['webhooks:list', 'viewer', ['--merchant', 'M']], ['fees:show', 'viewer', ['--merchant', 'M']], ['payables:list', 'viewer', ['--merchant', 'M']],
-    ['recipient:list', 'viewer', ['--merchant', 'M']], ['ledger:verify', 'viewer', []], ['acquirer:reconcile', 'viewer', []],
-    ['webhooks:replay', 'operator', ['--merchant', 'M', '--since', '2026-01-01T00:00:00Z']], ['recipient:create', 'operator', ['--merchant', 'M', '--name', 'nobody']],
+    ['webhooks:list', 'viewer', ['--merchant', 'M']],
+    ['fees:show', 'viewer', ['--merchant', 'M']],
+    ['payables:list', 'viewer', ['--merchant', 'M']],
+    ['recipient:list', 'viewer', ['--merchant', 'M']],
+    ['ledger:verify', 'viewer', []],
+    ['acquirer:reconcile', 'viewer', []],
+    ['webhooks:replay', 'operator', ['--merchant', 'M', '--since', '2026-01-01T00:00:00Z']],
+    ['recipient:create', 'operator', ['--merchant', 'M', '--name', 'nobody']],
     ['recipient:approve', 'operator', ['--recipient', '00000000-0000-4000-8000-000000000000']],
     ['chargeback:record', 'operator', ['--transaction', '00000000-0000-4000-8000-000000000000', '--amount', '1']],
-    ['fees:set', 'operator', ['--merchant', 'M', '--kind', 'credit', '--brand', 'visa', '--instalments', '1', '--rate', '1', '--fixed', '1']],
-    ['merchant:create', 'admin', ['--name', 'nobody']], ['merchant:rotate-key', 'admin', ['--merchant', 'M']], ['merchant:rotate-webhook-secret', 'admin', ['--merchant', 'M']],
-    ['vault:rotate-key', 'admin', []], ['operator:create', 'admin', ['--name', 'NOBODY', '--role', 'admin']], ['operator:revoke', 'admin', ['--name', 'VIEWER']],
-    ['operator:list', 'admin', []], ['audit:list', 'admin', []],
+    [
+      'fees:set',
+      'operator',
+      ['--merchant', 'M', '--kind', 'credit', '--brand', 'visa', '--instalments', '1', '--rate', '1', '--fixed', '1'],
+    ],
+    ['merchant:create', 'admin', ['--name', 'nobody']],
+    ['merchant:rotate-key', 'admin', ['--merchant', 'M']],
+    ['merchant:rotate-webhook-secret', 'admin', ['--merchant', 'M']],
+    ['vault:rotate-key', 'admin', []],
+    ['operator:create', 'admin', ['--name', 'NOBODY', '--role', 'admin']],
+    ['operator:revoke', 'admin', ['--name', 'VIEWER']],
+    ['operator:list', 'admin', []],
+    ['audit:list', 'admin', []],
   ];
   const below = { viewer: undefined, operator: 'viewer', admin: 'operator' } as const;
 
   it('every command refuses the role below its own, audits the refusal and does nothing', async () => {
     const from = await lastEventId();
-    const merchantsBefore = await withDb(process.env.DATABASE_URL!, async (db) => (await db.query('SELECT count(*)::int AS n FROM merchants')).rows[0].n);
+    const merchantsBefore = await withDb(
+      process.env.DATABASE_URL!,
+      async (db) => (await db.query('SELECT count(*)::int AS n FROM merchants')).rows[0].n,
+    );
     const results = await inBatches(MATRIX, 4, async ([command, role, args]) => {
       const lower = below[role];
       const token = lower ? tokens[lower] : `op_${randomBytes(32).toString('base64url')}`;
-      const concrete = args.map((a) => (a === 'M' ? shop.merchantId : a === 'NOBODY' ? `nobody-${suffix}` : a === 'VIEWER' ? `viewer-${suffix}` : a));
+      const concrete = args.map((a) =>
+        a === 'M' ? shop.merchantId : a === 'NOBODY' ? `nobody-${suffix}` : a === 'VIEWER' ? `viewer-${suffix}` : a,
+      );
       return { command, role, lower, r: await as(token, [command, ...concrete]) };
     });
     for (const { command, r, role, lower } of results) {
       expect({ command, code: r.code }).toEqual({ command, code: 1 });
-      expect(errorOf(r)).toMatch(lower ? new RegExp(`refused: operator ${lower}-${suffix} \\(${lower}\\) may not run ${command}: it needs the ${role} role`) : /refused: GATEWAY_OPERATOR_TOKEN is not an operator token/);
+      expect(errorOf(r)).toMatch(
+        lower
+          ? new RegExp(`refused: operator ${lower}-${suffix} \\(${lower}\\) may not run ${command}: it needs the ${role} role`)
+          : /refused: GATEWAY_OPERATOR_TOKEN is not an operator token/,
+      );
       expect(r.stdout).toBe('');
     }
     const events = await eventsAfter(from);
@@ -124,7 +164,10 @@ describe('operators and the audit trail', () => {
       expect(mine[0].operator_name).toBe(below[role] ? `${below[role]}-${suffix}` : null);
       expect(mine[0].origin).toMatch(/^cli \S+@\S+$/);
     }
-    const merchantsAfter = await withDb(process.env.DATABASE_URL!, async (db) => (await db.query('SELECT count(*)::int AS n FROM merchants')).rows[0].n);
+    const merchantsAfter = await withDb(
+      process.env.DATABASE_URL!,
+      async (db) => (await db.query('SELECT count(*)::int AS n FROM merchants')).rows[0].n,
+    );
     expect(merchantsAfter).toBe(merchantsBefore);
     const operators = JSON.stringify(await runCli(['operator:list']));
     expect(operators).not.toContain(`nobody-${suffix}`);
@@ -137,7 +180,21 @@ describe('operators and the audit trail', () => {
     const shown = await as(tokens.viewer, ['fees:show', '--merchant', shop.merchantId]);
     expect(shown.code).toBe(0);
     // operator changes a fee plan and reads
-    const set = await as(tokens.operator, ['fees:set', '--merchant', shop.merchantId, '--kind', 'credit', '--brand', 'visa', '--instalments', '1', '--rate', '2.5', '--fixed', '10']);
+    const set = await as(tokens.operator, [
+      'fees:set',
+      '--merchant',
+      shop.merchantId,
+      '--kind',
+      'credit',
+      '--brand',
+      'visa',
+      '--instalments',
+      '1',
+      '--rate',
+      '2.5',
+      '--fixed',
+      '10',
+    ]);
     expect(set.code).toBe(0);
     expect((await as(tokens.operator, ['recipient:list', '--merchant', shop.merchantId])).code).toBe(0);
     // admin creates a merchant (the event names the new merchant) and runs operator commands
@@ -149,14 +206,20 @@ describe('operators and the audit trail', () => {
     const events = await eventsAfter(from);
     const pairs = (action: string) => events.filter((e) => e.action === action);
     expect(pairs('fees:show').map((e) => [e.operator_name, e.outcome])).toEqual([
-      [`viewer-${suffix}`, 'attempted'], [`viewer-${suffix}`, 'ok'], [`admin-${suffix}`, 'attempted'], [`admin-${suffix}`, 'ok'],
+      [`viewer-${suffix}`, 'attempted'],
+      [`viewer-${suffix}`, 'ok'],
+      [`admin-${suffix}`, 'attempted'],
+      [`admin-${suffix}`, 'ok'],
     ]);
     const [attempt, ok] = pairs('fees:set');
     expect(attempt).toMatchObject({ operator_name: `operator-${suffix}`, outcome: 'attempted', target: shop.merchantId, attempt_id: null });
     expect(attempt.detail).toMatchObject({ merchant: shop.merchantId, kind: 'credit', brand: 'visa', rate: '2.5', fixed: '10' });
     expect(ok).toMatchObject({ outcome: 'ok', attempt_id: attempt.id });
     // The attempt names what the options name (the new merchant's name); the outcome the merchant made.
-    expect(pairs('merchant:create').map((e) => [e.outcome, e.target])).toEqual([['attempted', 'made by admin'], ['ok', newMerchant]]);
+    expect(pairs('merchant:create').map((e) => [e.outcome, e.target])).toEqual([
+      ['attempted', 'made by admin'],
+      ['ok', newMerchant],
+    ]);
   });
 
   it('a failing command is audited as failed with its error class, after its attempt', async () => {
@@ -186,7 +249,10 @@ describe('operators and the audit trail', () => {
       expect(r.code).toBe(1);
       expect(errorOf(r)).toMatch(/--name/);
       expect(r.stdout + r.stderr).not.toContain(name);
-      const n = await withDb(process.env.DATABASE_URL!, async (db) => (await db.query(`SELECT count(*)::int AS n FROM operators WHERE name = $1`, [name])).rows[0].n);
+      const n = await withDb(
+        process.env.DATABASE_URL!,
+        async (db) => (await db.query(`SELECT count(*)::int AS n FROM operators WHERE name = $1`, [name])).rows[0].n,
+      );
       expect(n).toBe(0);
     }
   });
@@ -214,7 +280,10 @@ describe('operators and the audit trail', () => {
     const get = await fetch(`${api.url}/admin/deliveries`, { headers: { authorization: `Bearer ${token}` } });
     expect(get.status).toBe(401);
     expect(await get.json()).toEqual({ status: { code: '401', message: 'Unauthorized' } });
-    const post = await fetch(`${api.url}/admin/deliveries/00000000-0000-4000-8000-000000000000/replay`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const post = await fetch(`${api.url}/admin/deliveries/00000000-0000-4000-8000-000000000000/replay`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(post.status).toBe(401);
     const events = await eventsAfter(from);
     expect(events.map((e) => [e.action, e.operator_name, e.outcome, e.detail.reason])).toEqual([
@@ -251,16 +320,25 @@ describe('operators and the audit trail', () => {
       const body = (await replay.json()) as { status: unknown; result: { error: { code: string } } };
       expect(body.status).toEqual({ code: '403', message: 'Forbidden' });
       expect(body.result.error.code).toBe('011');
-      const retry = await fetch(`${api.url}/admin/queues/api/queues/webhook.deliver/retry/failed`, { method: 'PUT', headers: bearer(tokens.viewer) });
+      const retry = await fetch(`${api.url}/admin/queues/api/queues/webhook.deliver/retry/failed`, {
+        method: 'PUT',
+        headers: bearer(tokens.viewer),
+      });
       expect(retry.status).toBe(403);
 
       // An operator passes the role check: the unknown delivery is the handler's 404, audited as failed.
       const opReplay = await fetch(`${api.url}/admin/deliveries/${missing}/replay`, { method: 'POST', headers: bearer(tokens.operator) });
       expect(opReplay.status).toBe(404);
-      const opRetry = await fetch(`${api.url}/admin/queues/api/queues/webhook.deliver/retry/failed`, { method: 'PUT', headers: bearer(tokens.operator) });
+      const opRetry = await fetch(`${api.url}/admin/queues/api/queues/webhook.deliver/retry/failed`, {
+        method: 'PUT',
+        headers: bearer(tokens.operator),
+      });
       expect(opRetry.status).toBeLessThan(400);
       // Not a retry: refused for everyone, audited.
-      const pause = await fetch(`${api.url}/admin/queues/api/queues/webhook.deliver/pause`, { method: 'PUT', headers: bearer(tokens.admin) });
+      const pause = await fetch(`${api.url}/admin/queues/api/queues/webhook.deliver/pause`, {
+        method: 'PUT',
+        headers: bearer(tokens.admin),
+      });
       expect(pause.status).toBe(405);
       // No token at all: 401, and not in the trail (anyone could fill it); it is in the request log.
       expect((await fetch(`${api.url}/admin/deliveries/${missing}/replay`, { method: 'POST' })).status).toBe(401);
@@ -282,7 +360,11 @@ describe('operators and the audit trail', () => {
     it('hostile path parameters are refused as usual and audited without a card number: no 503 for a NUL', async () => {
       const from = await lastEventId();
       const grouped = CANARY_CARDS.visa2.replace(/(\d{4})(?=\d)/g, '$1 ');
-      for (const [id, token] of [['%00', tokens.viewer], [encodeURIComponent(grouped), tokens.viewer], ['%00', undefined]] as const) {
+      for (const [id, token] of [
+        ['%00', tokens.viewer],
+        [encodeURIComponent(grouped), tokens.viewer],
+        ['%00', undefined],
+      ] as const) {
         const r = await fetch(`${api.url}/admin/deliveries/${id}/replay`, { method: 'POST', headers: token ? bearer(token) : {} });
         expect(r.status).toBe(token ? 403 : 401);
       }
@@ -299,7 +381,10 @@ describe('operators and the audit trail', () => {
       const from = await lastEventId();
       expect((await fetch(`${api.url}/admin/deliveries`, { headers: bearer(tokens.viewer) })).status).toBe(200);
       expect(await eventsAfter(from)).toEqual([]);
-      const used = await withDb(process.env.DATABASE_URL!, async (db) => (await db.query(`SELECT last_used_at FROM operators WHERE name = $1`, [`viewer-${suffix}`])).rows[0].last_used_at);
+      const used = await withDb(
+        process.env.DATABASE_URL!,
+        async (db) => (await db.query(`SELECT last_used_at FROM operators WHERE name = $1`, [`viewer-${suffix}`])).rows[0].last_used_at,
+      );
       expect(used).not.toBeNull();
     });
   });
@@ -315,13 +400,19 @@ describe('operators and the audit trail', () => {
 
   it('audit:list filters by operator, action and time, newest first, with a limit', async () => {
     // The database's clock, which stamps the events.
-    const since = await withDb(process.env.DATABASE_URL!, async (db) => (await db.query(`SELECT clock_timestamp() AS t`)).rows[0].t.toISOString() as string);
+    const since = await withDb(
+      process.env.DATABASE_URL!,
+      async (db) => (await db.query(`SELECT clock_timestamp() AS t`)).rows[0].t.toISOString() as string,
+    );
     await as(tokens.viewer, ['recipient:list', '--merchant', shop.merchantId]);
     await as(tokens.operator, ['recipient:list', '--merchant', shop.merchantId]);
     type Listed = { id: string; operator: string | null; action: string; outcome: string; at: string };
     const byAction = await runCli<Listed[]>(['audit:list', '--since', since, '--action', 'recipient:list']);
     expect(byAction.map((e) => [e.operator, e.outcome])).toEqual([
-      [`operator-${suffix}`, 'ok'], [`operator-${suffix}`, 'attempted'], [`viewer-${suffix}`, 'ok'], [`viewer-${suffix}`, 'attempted'],
+      [`operator-${suffix}`, 'ok'],
+      [`operator-${suffix}`, 'attempted'],
+      [`viewer-${suffix}`, 'ok'],
+      [`viewer-${suffix}`, 'attempted'],
     ]);
     const byOperator = await runCli<Listed[]>(['audit:list', '--since', since, '--operator', `viewer-${suffix}`]);
     expect(byOperator.every((e) => e.operator === `viewer-${suffix}`)).toBe(true);
@@ -329,7 +420,11 @@ describe('operators and the audit trail', () => {
     const limited = await runCli<Listed[]>(['audit:list', '--limit', '2']);
     expect(limited).toHaveLength(2);
     expect(Number(limited[0].id)).toBeGreaterThan(Number(limited[1].id));
-    expect((await runCli<Listed[]>(['audit:list', '--since', new Date(Date.now() + 60_000).toISOString()])).filter((e) => e.action !== 'audit:list')).toEqual([]);
+    expect(
+      (await runCli<Listed[]>(['audit:list', '--since', new Date(Date.now() + 60_000).toISOString()])).filter(
+        (e) => e.action !== 'audit:list',
+      ),
+    ).toEqual([]);
     const bad = await as(adminToken, ['audit:list', '--since', 'yesterday']);
     expect(bad.code).toBe(1);
     expect(errorOf(bad)).toContain('--since');
@@ -349,7 +444,9 @@ describe('operators and the audit trail', () => {
       expect(viewerFirst.code).toBe(1);
       expect(errorOf(viewerFirst)).toContain('--role admin');
       // Two racing bootstraps: one admin.
-      const [a, b] = await Promise.all(['first-a', 'first-b'].map((n) => as(undefined, ['operator:create', '--name', n, '--role', 'admin'], url)));
+      const [a, b] = await Promise.all(
+        ['first-a', 'first-b'].map((n) => as(undefined, ['operator:create', '--name', n, '--role', 'admin'], url)),
+      );
       expect([a.code, b.code].sort()).toEqual([0, 1]);
       const again = await as(undefined, ['operator:create', '--name', 'second', '--role', 'admin'], url);
       expect(again.code).toBe(1);
@@ -369,25 +466,47 @@ describe('operators and the audit trail', () => {
     it('when the audit trail cannot be written the command fails: before acting (nothing done) or after (attempt recorded)', async () => {
       // An admin of this database's own, with a token this test knows.
       const adminToken2 = `op_${randomBytes(32).toString('base64url')}`;
-      await withDb(url, (db) => db.query(`INSERT INTO operators (id, name, role, token_hash) VALUES (gen_random_uuid(), 'hand-made', 'admin', sha256($1::bytea))`, [Buffer.from(adminToken2)]));
+      await withDb(url, (db) =>
+        db.query(`INSERT INTO operators (id, name, role, token_hash) VALUES (gen_random_uuid(), 'hand-made', 'admin', sha256($1::bytea))`, [
+          Buffer.from(adminToken2),
+        ]),
+      );
 
-      await withDb(url, (db) => db.query(`CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit store full'; END $$`));
+      await withDb(url, (db) =>
+        db.query(`CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit store full'; END $$`),
+      );
       try {
-        await withDb(url, (db) => db.query(`CREATE TRIGGER refuse_attempts BEFORE INSERT ON audit_events FOR EACH ROW WHEN (NEW.outcome = 'attempted') EXECUTE FUNCTION refuse_audit()`));
+        await withDb(url, (db) =>
+          db.query(
+            `CREATE TRIGGER refuse_attempts BEFORE INSERT ON audit_events FOR EACH ROW WHEN (NEW.outcome = 'attempted') EXECUTE FUNCTION refuse_audit()`,
+          ),
+        );
         const before = await as(adminToken2, ['merchant:create', '--name', 'unrecorded'], url);
         expect(before.code).toBe(1);
         expect(errorOf(before)).toContain('audit trail could not record merchant:create');
         expect(await withDb(url, async (db) => (await db.query(`SELECT count(*)::int AS n FROM merchants`)).rows[0].n)).toBe(0);
         await withDb(url, (db) => db.query(`DROP TRIGGER refuse_attempts ON audit_events`));
 
-        await withDb(url, (db) => db.query(`CREATE TRIGGER refuse_outcomes BEFORE INSERT ON audit_events FOR EACH ROW WHEN (NEW.outcome = 'ok') EXECUTE FUNCTION refuse_audit()`));
+        await withDb(url, (db) =>
+          db.query(
+            `CREATE TRIGGER refuse_outcomes BEFORE INSERT ON audit_events FOR EACH ROW WHEN (NEW.outcome = 'ok') EXECUTE FUNCTION refuse_audit()`,
+          ),
+        );
         const after = await as(adminToken2, ['merchant:create', '--name', 'half-recorded'], url);
         expect(after.code).toBe(1);
         expect(errorOf(after)).toContain('audit trail could not record merchant:create (ok)');
-        const attempts = await withDb(url, async (db) => (await db.query(`SELECT outcome FROM audit_events WHERE action = 'merchant:create' AND operator_name = 'hand-made'`)).rows);
+        const attempts = await withDb(
+          url,
+          async (db) =>
+            (await db.query(`SELECT outcome FROM audit_events WHERE action = 'merchant:create' AND operator_name = 'hand-made'`)).rows,
+        );
         expect(attempts).toEqual([{ outcome: 'attempted' }]);
       } finally {
-        await withDb(url, (db) => db.query(`DROP TRIGGER IF EXISTS refuse_attempts ON audit_events; DROP TRIGGER IF EXISTS refuse_outcomes ON audit_events; DROP FUNCTION refuse_audit()`));
+        await withDb(url, (db) =>
+          db.query(
+            `DROP TRIGGER IF EXISTS refuse_attempts ON audit_events; DROP TRIGGER IF EXISTS refuse_outcomes ON audit_events; DROP FUNCTION refuse_audit()`,
+          ),
+        );
       }
     });
   });

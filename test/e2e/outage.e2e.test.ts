@@ -1,6 +1,15 @@
 import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { runNode, migrateEntry, repoRoot } from '../../scripts/lib/processes';
-import { createMerchant, eventually, post, PrivateServer, Stack, startPrivatePostgres, startPrivateRedis, startStack } from '../support/stack';
+import {
+  createMerchant,
+  eventually,
+  post,
+  PrivateServer,
+  Stack,
+  startPrivatePostgres,
+  startPrivateRedis,
+  startStack,
+} from '../support/stack';
 import { CANARY_CARDS } from '../fixtures/cards';
 
 jest.setTimeout(180_000);

@@ -29,9 +29,12 @@ describe('sales left pending without an authorization job', () => {
     );
     return id;
   };
-  const statusOf = async (id: string) => (await db.query('SELECT status, error_code, processor, status_version FROM transactions WHERE id = $1', [id])).rows[0];
+  const statusOf = async (id: string) =>
+    (await db.query('SELECT status, error_code, processor, status_version FROM transactions WHERE id = $1', [id])).rows[0];
   const report = (id: string) =>
-    post(stack.baseUrl, '/v1/receiver', { 'transaction-request': { version: '1.0.0', verification: shop, report: { transactionId: id.toUpperCase() } } });
+    post(stack.baseUrl, '/v1/receiver', {
+      'transaction-request': { version: '1.0.0', verification: shop, report: { transactionId: id.toUpperCase() } },
+    });
 
   beforeAll(async () => {
     db = new Client({ connectionString: process.env.DATABASE_URL });
@@ -51,7 +54,9 @@ describe('sales left pending without an authorization job', () => {
 
   it('declines a sale that never reached the acquirer with 101, and tells the listener', async () => {
     const id = await pendingSale();
-    await eventually(async () => expect(await statusOf(id)).toMatchObject({ status: 4, error_code: '101', status_version: 2 }), { timeoutMs: 15_000 });
+    await eventually(async () => expect(await statusOf(id)).toMatchObject({ status: 4, error_code: '101', status_version: 2 }), {
+      timeoutMs: 15_000,
+    });
     expect((await report(id)).json).toMatchObject({ status: '4', errorCode: '101' });
     const events = await db.query(`SELECT event FROM outbox WHERE aggregate_id = $1`, [id]);
     expect(events.rows.map((r) => r.event)).toEqual(['transaction.status_changed']);
@@ -60,9 +65,22 @@ describe('sales left pending without an authorization job', () => {
 
   it('reverses an authorization the acquirer approved but the gateway never recorded', async () => {
     const id = await pendingSale();
-    const result = { outcome: 'approved', returnCode: '00', returnMessage: 'Approved', authorizationCode: '123456', tid: `tid${id.slice(0, 8)}`, nsu: '000000001' };
-    await db.query(`INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result) VALUES ($1, 'authorize', '400700******0001', 4200, $2, $3)`, [`${id}-authorize`, result.tid, JSON.stringify(result)]);
-    await eventually(async () => expect(await statusOf(id)).toMatchObject({ status: 4, error_code: '101', processor: { tid: result.tid } }), { timeoutMs: 15_000 });
+    const result = {
+      outcome: 'approved',
+      returnCode: '00',
+      returnMessage: 'Approved',
+      authorizationCode: '123456',
+      tid: `tid${id.slice(0, 8)}`,
+      nsu: '000000001',
+    };
+    await db.query(
+      `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result) VALUES ($1, 'authorize', '400700******0001', 4200, $2, $3)`,
+      [`${id}-authorize`, result.tid, JSON.stringify(result)],
+    );
+    await eventually(
+      async () => expect(await statusOf(id)).toMatchObject({ status: 4, error_code: '101', processor: { tid: result.tid } }),
+      { timeoutMs: 15_000 },
+    );
     const reversals = await db.query(`SELECT kind, tid FROM sandbox_calls WHERE operation_key = $1 AND NOT repeat`, [`${id}-reversal`]);
     expect(reversals.rows).toEqual([{ kind: 'reverse', tid: result.tid }]);
   });
@@ -70,7 +88,11 @@ describe('sales left pending without an authorization job', () => {
   it('leaves alone a sale whose authorization job still waits, and decides it once the job is gone', async () => {
     const id = await pendingSale();
     // A job that waits (delayed far ahead): the tokenizers are busy or down; the job will decide it.
-    const job = await authorizeQueue.add('card.authorize', { p: { transactionId: id, merchantId: shop.internalId } }, { jobId: id, delay: 3_600_000 });
+    const job = await authorizeQueue.add(
+      'card.authorize',
+      { p: { transactionId: id, merchantId: shop.internalId } },
+      { jobId: id, delay: 3_600_000 },
+    );
     await new Promise((r) => setTimeout(r, 3_000));
     expect(await statusOf(id)).toMatchObject({ status: 0 });
     await job.remove();
@@ -90,7 +112,18 @@ describe('sales left pending without an authorization job', () => {
           verification: shop,
           sale: {
             order: { reference: 'STALE-1', totalAmount: 4200 },
-            payment: { acquirer: 26, method: 1, amount: 4200, currency: '986', country: 'BRA', numberOfPayments: 1, cardHolder: 'MARIA SILVA', cardNumber: SANDBOX_CARDS[9], cardSecurityCode: CANARY_CODES[0], cardExpirationDate: '203012' },
+            payment: {
+              acquirer: 26,
+              method: 1,
+              amount: 4200,
+              currency: '986',
+              country: 'BRA',
+              numberOfPayments: 1,
+              cardHolder: 'MARIA SILVA',
+              cardNumber: SANDBOX_CARDS[9],
+              cardSecurityCode: CANARY_CODES[0],
+              cardExpirationDate: '203012',
+            },
           },
         },
       },

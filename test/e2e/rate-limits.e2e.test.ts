@@ -46,7 +46,12 @@ type Json = Record<string, any>;
 /** The stack's defaults: small, so a budget is spent with a few requests. No burst, except where a test asks. */
 const WRITES_PER_S = 5;
 const READS_PER_S = 5;
-const LIMITS = { RATE_LIMIT_WRITES_PER_S: String(WRITES_PER_S), RATE_LIMIT_READS_PER_S: String(READS_PER_S), RATE_LIMIT_BURST_S: '0', MERCHANT_CACHE_MS: '200' };
+const LIMITS = {
+  RATE_LIMIT_WRITES_PER_S: String(WRITES_PER_S),
+  RATE_LIMIT_READS_PER_S: String(READS_PER_S),
+  RATE_LIMIT_BURST_S: '0',
+  MERCHANT_CACHE_MS: '200',
+};
 
 /**
  * Issue 14 item 7: per-merchant budgets in Redis shared by every api replica; over a budget a 429
@@ -72,8 +77,17 @@ describe('per-merchant rate limits', () => {
       envelope(m, 'sale', {
         order: { reference: `RL-${++ref}`, totalAmount: 1000 },
         payment: {
-          acquirer: 26, method: 1, amount: 1000, currency: '986', country: 'BRA', numberOfPayments: 1, flag: 'visa',
-          cardHolder: 'RATE LIMIT', cardNumber: SANDBOX_CARDS[1], cardSecurityCode: '0917', cardExpirationDate: '203012',
+          acquirer: 26,
+          method: 1,
+          amount: 1000,
+          currency: '986',
+          country: 'BRA',
+          numberOfPayments: 1,
+          flag: 'visa',
+          cardHolder: 'RATE LIMIT',
+          cardNumber: SANDBOX_CARDS[1],
+          cardSecurityCode: '0917',
+          cardExpirationDate: '203012',
         },
       }),
       key ? { 'idempotency-key': key } : {},
@@ -83,11 +97,17 @@ describe('per-merchant rate limits', () => {
     post(
       baseUrl,
       '/v1/token/add',
-      envelope(m, 'tokencard', { cardNumber: visaEndingIn(1, cardSeries++), cardHolder: 'RATE LIMIT', cardExpirationDate: '203012', flag: 'visa' }),
+      envelope(m, 'tokencard', {
+        cardNumber: visaEndingIn(1, cardSeries++),
+        cardHolder: 'RATE LIMIT',
+        cardExpirationDate: '203012',
+        flag: 'visa',
+      }),
       key ? { 'idempotency-key': key } : {},
     );
   /** A read that touches nothing: a report of a reference that does not exist (404 once admitted). */
-  const report = (baseUrl: string, m: { merchantId: string; merchantKey: string }) => post(baseUrl, '/v1/receiver', envelope(m, 'report', { reference: 'RL-none' }));
+  const report = (baseUrl: string, m: { merchantId: string; merchantKey: string }) =>
+    post(baseUrl, '/v1/receiver', envelope(m, 'report', { reference: 'RL-none' }));
 
   /** Fires all at once; the answers, and how many one-second windows their span could cover. */
   async function burst(requests: (() => Promise<HttpResult>)[]): Promise<{ answers: HttpResult[]; windows: number }> {
@@ -101,8 +121,13 @@ describe('per-merchant rate limits', () => {
   const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
 
   const rowsOf = async (m: MerchantCredentials) => {
-    const count = async (table: string) => Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.internalId])).rows[0].n);
-    return { transactions: await count('transactions'), token_cards: await count('vault.token_cards'), idempotency_keys: await count('idempotency_keys') };
+    const count = async (table: string) =>
+      Number((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE merchant_id = $1`, [m.internalId])).rows[0].n);
+    return {
+      transactions: await count('transactions'),
+      token_cards: await count('vault.token_cards'),
+      idempotency_keys: await count('idempotency_keys'),
+    };
   };
   const expect429 = (res: HttpResult, what: string) => {
     expect(res.status).toBe(429);
@@ -145,7 +170,10 @@ describe('per-merchant rate limits', () => {
     const { answers: sales, windows: w1 } = await burst(times(16, (i) => () => sale(stack.baseUrl, m, `rl-sale-${i}`)));
     await nextWindow();
     const { answers: adds, windows: w2 } = await burst(times(16, (i) => () => tokenAdd(stack.baseUrl, m, `rl-add-${i}`)));
-    for (const [answers, windows] of [[sales, w1], [adds, w2]] as const) {
+    for (const [answers, windows] of [
+      [sales, w1],
+      [adds, w2],
+    ] as const) {
       expect(admitted(answers).length).toBeGreaterThanOrEqual(WRITES_PER_S);
       expect(admitted(answers).length).toBeLessThanOrEqual(WRITES_PER_S * windows);
       // 202: a sale whose outcome took longer than SALE_SYNC_WAIT_MS on a busy machine; recorded all the same.
@@ -178,12 +206,18 @@ describe('per-merchant rate limits', () => {
   it('reads and writes are separate budgets', async () => {
     const m = await createMerchant('rate limit separate budgets shop');
     // Writes flooded while a few reads go: the reads all pass.
-    const w = await burst([...times(15, () => () => tokenAdd(stack.baseUrl, m)), ...times(READS_PER_S - 1, () => () => report(stack.baseUrl, m))]);
+    const w = await burst([
+      ...times(15, () => () => tokenAdd(stack.baseUrl, m)),
+      ...times(READS_PER_S - 1, () => () => report(stack.baseUrl, m)),
+    ]);
     expect(limited(w.answers.slice(0, 15)).length).toBeGreaterThan(0);
     expect(w.answers.slice(15).map((a) => a.status)).toEqual(times(READS_PER_S - 1, () => 404));
     await nextWindow();
     // Reads flooded while a few writes go: the writes all pass.
-    const r = await burst([...times(15, () => () => report(stack.baseUrl, m)), ...times(WRITES_PER_S - 1, () => () => tokenAdd(stack.baseUrl, m))]);
+    const r = await burst([
+      ...times(15, () => () => report(stack.baseUrl, m)),
+      ...times(WRITES_PER_S - 1, () => () => tokenAdd(stack.baseUrl, m)),
+    ]);
     expect(limited(r.answers.slice(0, 15)).length).toBeGreaterThan(0);
     for (const a of limited(r.answers)) expect429(a, READS);
     expect(r.answers.slice(15).map((a) => a.status)).toEqual(times(WRITES_PER_S - 1, () => 200));
@@ -209,7 +243,11 @@ describe('per-merchant rate limits', () => {
 
     await nextWindow();
     // By UUID too; the writes stay as they were.
-    expect(await runCli<Json>(['merchant:set-limits', '--merchant', m.internalId.toUpperCase(), '--reads', '1'])).toEqual({ merchantId: m.merchantId, writes: 'default', reads: 1 });
+    expect(await runCli<Json>(['merchant:set-limits', '--merchant', m.internalId.toUpperCase(), '--reads', '1'])).toEqual({
+      merchantId: m.merchantId,
+      writes: 'default',
+      reads: 1,
+    });
     await cacheExpired();
     const low = await burst(times(10, () => () => report(stack.baseUrl, m)));
     expect(admitted(low.answers).length).toBeGreaterThanOrEqual(1);
@@ -217,7 +255,10 @@ describe('per-merchant rate limits', () => {
 
     await nextWindow();
     expect(await set('--reads', 'default', '--writes', '7')).toEqual({ merchantId: m.merchantId, writes: 7, reads: 'default' });
-    expect((await db.query('SELECT rate_limit_reads_per_s AS r, rate_limit_writes_per_s AS w FROM merchants WHERE id = $1', [m.internalId])).rows[0]).toEqual({ r: null, w: 7 });
+    expect(
+      (await db.query('SELECT rate_limit_reads_per_s AS r, rate_limit_writes_per_s AS w FROM merchants WHERE id = $1', [m.internalId]))
+        .rows[0],
+    ).toEqual({ r: null, w: 7 });
     await cacheExpired();
     const back = await burst(times(15, () => () => report(stack.baseUrl, m)));
     expect(admitted(back.answers).length).toBeGreaterThanOrEqual(READS_PER_S);
@@ -244,9 +285,14 @@ describe('per-merchant rate limits', () => {
     const unknown = await runCliRaw(['merchant:set-limits', '--merchant', '1234567897', '--reads', '10']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('--merchant: no merchant');
-    expect((await db.query('SELECT rate_limit_reads_per_s AS r, rate_limit_writes_per_s AS w FROM merchants WHERE id = $1', [m.internalId])).rows[0]).toEqual({ r: null, w: 40 });
+    expect(
+      (await db.query('SELECT rate_limit_reads_per_s AS r, rate_limit_writes_per_s AS w FROM merchants WHERE id = $1', [m.internalId]))
+        .rows[0],
+    ).toEqual({ r: null, w: 40 });
     // The database holds the same range on its own.
-    await expect(db.query('UPDATE merchants SET rate_limit_reads_per_s = 0 WHERE id = $1', [m.internalId])).rejects.toThrow(/merchants_rate_limit_reads_range/);
+    await expect(db.query('UPDATE merchants SET rate_limit_reads_per_s = 0 WHERE id = $1', [m.internalId])).rejects.toThrow(
+      /merchants_rate_limit_reads_range/,
+    );
   });
 
   describe('with a second api replica on the same Redis', () => {
@@ -276,7 +322,8 @@ describe('per-merchant rate limits', () => {
       // The same flood from a merchant whose budget holds it: what the flood costs when admitted.
       const busy = await createMerchant('rate limit busy shop');
       const quiet = await createMerchant('rate limit quiet shop');
-      for (const m of [busy, quiet]) await runCli(['merchant:set-limits', '--merchant', m.merchantId, '--reads', '10000', '--writes', '10000']);
+      for (const m of [busy, quiet])
+        await runCli(['merchant:set-limits', '--merchant', m.merchantId, '--reads', '10000', '--writes', '10000']);
       await sleep(400);
       const { token } = { token: (await tokenAdd(stack.baseUrl, quiet)).json.TokenCard as string };
       const retrieve = (baseUrl: string) => post(baseUrl, '/v1/token/retrieve', envelope(quiet, 'retrieve-token', { token }));
@@ -300,8 +347,14 @@ describe('per-merchant rate limits', () => {
       // in flight (a shared 2-core machine): 20 times the flooder's budget of 5/s.
       const floodFor = async (m: MerchantCredentials, ms: number): Promise<number[]> => {
         const body = JSON.stringify(envelope(m, 'report', { reference: 'RL-none' }));
-        const targets = [[`${stack.baseUrl}/v1/receiver`, body], [`${second.url}/v1/receiver`, body]];
-        const r = await run(process.execPath, ['-e', FLOOD], { env: { ...process.env, FLOOD: JSON.stringify({ targets, ms, rate: 100, inFlight: 16 }) }, timeoutMs: ms + 30_000 });
+        const targets = [
+          [`${stack.baseUrl}/v1/receiver`, body],
+          [`${second.url}/v1/receiver`, body],
+        ];
+        const r = await run(process.execPath, ['-e', FLOOD], {
+          env: { ...process.env, FLOOD: JSON.stringify({ targets, ms, rate: 100, inFlight: 16 }) },
+          timeoutMs: ms + 30_000,
+        });
         if (r.code !== 0) throw new Error(`flood failed: ${r.stderr}`);
         return JSON.parse(r.stdout) as number[];
       };
@@ -338,7 +391,11 @@ describe('per-merchant rate limits', () => {
 
   it('a burst allowance lets a merchant go over its rate once per burst window', async () => {
     // 3 reads/s, and 2 s worth (6) more per 60 s window: 9 in the first second, 3 in the next.
-    const api = await startApp('api', { ...LIMITS, RATE_LIMIT_READS_PER_S: '3', RATE_LIMIT_BURST_S: '2', RATE_LIMIT_BURST_WINDOW_S: '60' }, { label: 'api-burst' });
+    const api = await startApp(
+      'api',
+      { ...LIMITS, RATE_LIMIT_READS_PER_S: '3', RATE_LIMIT_BURST_S: '2', RATE_LIMIT_BURST_WINDOW_S: '60' },
+      { label: 'api-burst' },
+    );
     try {
       const m = await createMerchant('rate limit burst shop');
       const first = await burst(times(20, () => () => report(api.url, m)));

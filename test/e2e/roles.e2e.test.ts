@@ -36,7 +36,9 @@ describe('apps under their database roles', () => {
       timeout: 30_000,
     });
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/settlement failed to start: (?:Error: )?DATABASE_URL connects as "[^"]+", (a superuser|the owner of the gateway's tables): settlement must connect as its own role gateway_settlement/);
+    expect(run.stderr).toMatch(
+      /settlement failed to start: (?:Error: )?DATABASE_URL connects as "[^"]+", (a superuser|the owner of the gateway's tables): settlement must connect as its own role gateway_settlement/,
+    );
   });
 
   it('outside production the same app boots and warns once; under its own role it says nothing', async () => {
@@ -85,7 +87,11 @@ describe('apps under their database roles', () => {
       await admin.end();
       const url = withDatabase(pg.url, 'gateway');
       const passwords = { DB_PASSWORD_API: `api-${process.pid}-p@ss:w/rd`, DB_PASSWORD_OPERATOR: `op-${process.pid}` };
-      const migrated = await runNode(migrateEntry(repoRoot()), [], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: url, ...passwords }, timeoutMs: 120_000 });
+      const migrated = await runNode(migrateEntry(repoRoot()), [], {
+        cwd: repoRoot(),
+        env: { ...process.env, DATABASE_URL: url, ...passwords },
+        timeoutMs: 120_000,
+      });
       expect(migrated.code).toBe(0);
       expect(JSON.parse(migrated.stdout.trim().split('\n').pop()!).passwordsSet).toEqual(['gateway_api', 'gateway_operator']);
       expect(migrated.stdout + migrated.stderr).not.toContain(passwords.DB_PASSWORD_API);
@@ -115,4 +121,3 @@ describe('apps under their database roles', () => {
     }
   });
 });
-

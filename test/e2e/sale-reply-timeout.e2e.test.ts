@@ -29,6 +29,8 @@ describe('a sale answered after the reply wait', () => {
     const res = await receiver('sale', body);
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ status: '0', message: 'WAITING FOR PAYMENT' });
-    await eventually(async () => expect((await receiver('report', { transactionId: res.json.transactionId })).json.status).toBe('8'), { timeoutMs: 15_000 });
+    await eventually(async () => expect((await receiver('report', { transactionId: res.json.transactionId })).json.status).toBe('8'), {
+      timeoutMs: 15_000,
+    });
   });
 });

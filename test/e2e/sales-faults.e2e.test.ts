@@ -1,6 +1,15 @@
 import { Client } from 'pg';
 import Redis from 'ioredis';
-import { createMerchant, eventually, MerchantCredentials, post, PrivateServer, Stack, startPrivateRedis, startStack } from '../support/stack';
+import {
+  createMerchant,
+  eventually,
+  MerchantCredentials,
+  post,
+  PrivateServer,
+  Stack,
+  startPrivateRedis,
+  startStack,
+} from '../support/stack';
 import { SANDBOX_CARDS } from '../fixtures/cards';
 
 jest.setTimeout(240_000);
@@ -20,20 +29,35 @@ describe('sales under faults', () => {
   });
 
   const sale = (stack: Stack, m: MerchantCredentials, digit: number, reference: string, headers: Record<string, string> = {}) =>
-    post(stack.baseUrl, '/v1/receiver', {
-      'transaction-request': {
-        version: '1.0.0',
-        verification: m,
-        sale: {
-          order: { reference, totalAmount: 1000 },
-          payment: { acquirer: 26, method: 1, amount: 1000, currency: '986', country: 'BRA', cardHolder: 'FAULT', cardNumber: SANDBOX_CARDS[digit], cardExpirationDate: '203012' },
-          // A listener, so each approval records both of its events (status_changed, captured).
-          urlReturn: 'https://merchant.example/listener',
+    post(
+      stack.baseUrl,
+      '/v1/receiver',
+      {
+        'transaction-request': {
+          version: '1.0.0',
+          verification: m,
+          sale: {
+            order: { reference, totalAmount: 1000 },
+            payment: {
+              acquirer: 26,
+              method: 1,
+              amount: 1000,
+              currency: '986',
+              country: 'BRA',
+              cardHolder: 'FAULT',
+              cardNumber: SANDBOX_CARDS[digit],
+              cardExpirationDate: '203012',
+            },
+            // A listener, so each approval records both of its events (status_changed, captured).
+            urlReturn: 'https://merchant.example/listener',
+          },
         },
       },
-    }, headers);
+      headers,
+    );
 
-  const statusesOf = async (merchantId: string) => // the internal id
+  const statusesOf = async (merchantId: string) =>
+    // the internal id
     (await db.query<{ id: string; status: number }>('SELECT id, status FROM transactions WHERE merchant_id = $1', [merchantId])).rows;
 
   it('publishes every outbox event exactly once after a Redis outage during commits', async () => {
@@ -48,16 +72,27 @@ describe('sales under faults', () => {
       await redis.stop();
 
       // The outcomes commit to Postgres with their outbox events while Redis is away.
-      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status === 8)).toHaveLength(20), { timeoutMs: 30_000 });
+      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status === 8)).toHaveLength(20), {
+        timeoutMs: 30_000,
+      });
       const ids = (await statusesOf(m.internalId)).map((t) => t.id);
-      const pending = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = ANY($1) AND published_at IS NULL', [ids]);
+      const pending = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = ANY($1) AND published_at IS NULL',
+        [ids],
+      );
       expect(pending.rows[0].n).toBeGreaterThan(0);
 
       await redis.start();
-      await eventually(async () => {
-        const left = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = ANY($1) AND published_at IS NULL', [ids]);
-        expect(left.rows[0].n).toBe(0);
-      }, { timeoutMs: 60_000, intervalMs: 250 });
+      await eventually(
+        async () => {
+          const left = await db.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = ANY($1) AND published_at IS NULL',
+            [ids],
+          );
+          expect(left.rows[0].n).toBe(0);
+        },
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
 
       // Exactly once: one queue job per outbox row, whose id is the outbox id.
       const rows = (await db.query<{ id: string; event: string }>('SELECT id, event FROM outbox WHERE aggregate_id = ANY($1)', [ids])).rows;
@@ -66,10 +101,17 @@ describe('sales under faults', () => {
       try {
         for (const event of ['transaction.status_changed', 'transaction.captured']) {
           // Job hashes only (`<prefix>:<queue>:<job id>`): a consumer's lock or log keys are not jobs.
-          const jobKeys = (await r.keys(`${process.env.QUEUE_PREFIX}:${event}:outbox-*`)).filter((k) => /^[^:]+:[^:]+:outbox-[0-9a-f-]{36}$/.test(k));
+          const jobKeys = (await r.keys(`${process.env.QUEUE_PREFIX}:${event}:outbox-*`)).filter((k) =>
+            /^[^:]+:[^:]+:outbox-[0-9a-f-]{36}$/.test(k),
+          );
           const jobIds = jobKeys.map((k) => k.split(':')[2]);
           expect(new Set(jobIds).size).toBe(jobIds.length);
-          expect(jobIds.sort()).toEqual(rows.filter((x) => x.event === event).map((x) => `outbox-${x.id}`).sort());
+          expect(jobIds.sort()).toEqual(
+            rows
+              .filter((x) => x.event === event)
+              .map((x) => `outbox-${x.id}`)
+              .sort(),
+          );
         }
       } finally {
         r.disconnect();
@@ -82,19 +124,30 @@ describe('sales under faults', () => {
 
   it('loses no sale and charges none twice when the tokenizer is killed with 200 sales in flight', async () => {
     const redis: PrivateServer = await startPrivateRedis();
-    const stack = await startStack({ REDIS_URL: redis.url, SANDBOX_SLOW_APPROVAL_MS: '300', SALE_SYNC_WAIT_MS: '30000', REPLY_TIMEOUT_MS: '60000' });
+    const stack = await startStack({
+      REDIS_URL: redis.url,
+      SANDBOX_SLOW_APPROVAL_MS: '300',
+      SALE_SYNC_WAIT_MS: '30000',
+      REPLY_TIMEOUT_MS: '60000',
+    });
     try {
       const m = await createMerchant('crash shop');
       const digits = [1, 2, 9, 8, 0];
       const responses = Array.from({ length: 200 }, (_, i) => sale(stack, m, digits[i % digits.length], `CR-${i}`));
-      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status !== 0).length).toBeGreaterThan(20), { timeoutMs: 30_000, intervalMs: 50 });
+      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status !== 0).length).toBeGreaterThan(20), {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      });
       await stack.tokenizer.kill();
       await stack.restart('tokenizer');
 
       const answered = await Promise.all(responses);
       // Each sale was answered with its outcome, or as pending (202) to resolve later; none failed.
       expect(answered.filter((r) => r.status !== 200 && r.status !== 202).map((r) => r.status)).toEqual([]);
-      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status === 0)).toEqual([]), { timeoutMs: 90_000, intervalMs: 500 });
+      await eventually(async () => expect((await statusesOf(m.internalId)).filter((t) => t.status === 0)).toEqual([]), {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+      });
 
       const sales = await statusesOf(m.internalId);
       expect(sales).toHaveLength(200);

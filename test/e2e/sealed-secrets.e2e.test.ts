@@ -29,8 +29,10 @@ describe('sealed webhook secrets', () => {
   const receiver = (shop: MerchantCredentials, urlReturn: string) => receiverOf(stack.baseUrl, shop)('sale', saleBody(1_000, urlReturn));
   const verify = (r: Received, secret: string) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Json;
   const sealedRows = async (): Promise<(SealedSecretColumns & { id: string })[]> =>
-    (await db.query('SELECT id, webhook_secrets_kek_id, webhook_secret_sealed, previous_webhook_secret_sealed FROM merchants ORDER BY id')).rows;
-  const deliveryOf = async (transactionId: string) => (await db.query('SELECT * FROM deliveries WHERE transaction_id = $1', [transactionId.toLowerCase()])).rows[0];
+    (await db.query('SELECT id, webhook_secrets_kek_id, webhook_secret_sealed, previous_webhook_secret_sealed FROM merchants ORDER BY id'))
+      .rows;
+  const deliveryOf = async (transactionId: string) =>
+    (await db.query('SELECT * FROM deliveries WHERE transaction_id = $1', [transactionId.toLowerCase()])).rows[0];
 
   beforeAll(async () => {
     db = new Client({ connectionString: process.env.DATABASE_URL });
@@ -39,7 +41,16 @@ describe('sealed webhook secrets', () => {
     // The runbook's first step: the notifier holds the old and the new key before any row moves.
     stack = await startStack(
       {},
-      { envFor: { notifier: { SECRETS_KEKS: rotatedSpec, WEBHOOK_SCHEDULE_SCALE: '0.0001', WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32', WEBHOOK_TIMEOUT_MS: '3000' } } },
+      {
+        envFor: {
+          notifier: {
+            SECRETS_KEKS: rotatedSpec,
+            WEBHOOK_SCHEDULE_SCALE: '0.0001',
+            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
+            WEBHOOK_TIMEOUT_MS: '3000',
+          },
+        },
+      },
     );
   });
 
@@ -53,7 +64,12 @@ describe('sealed webhook secrets', () => {
     const shop = await createMerchant('sealed at rest');
     const rotated = await runCli<Json>(['merchant:rotate-webhook-secret', '--merchant', shop.merchantId]);
     const secrets = [shop.webhookSecret, rotated.webhookSecret as string];
-    const needles = secrets.flatMap((s) => [s, s.slice('whsec_'.length), Buffer.from(s).toString('hex'), Buffer.from(s.slice('whsec_'.length), 'base64').toString('hex')]);
+    const needles = secrets.flatMap((s) => [
+      s,
+      s.slice('whsec_'.length),
+      Buffer.from(s).toString('hex'),
+      Buffer.from(s.slice('whsec_'.length), 'base64').toString('hex'),
+    ]);
     const tables: { s: string; t: string }[] = (
       await db.query(`SELECT table_schema AS s, table_name AS t FROM information_schema.tables
         WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`)
@@ -68,9 +84,14 @@ describe('sealed webhook secrets', () => {
     // Yet both open, with the CLI's key, to what the CLI printed.
     const row = (await sealedRows()).find((r) => r.id === shop.internalId)!;
     expect(row.webhook_secrets_kek_id).toBe('s1');
-    expect(openWebhookSecrets(parseKeyring(oldSpec, 'SECRETS_KEKS'), shop.internalId, sealedOf(row))).toEqual({ current: rotated.webhookSecret, previous: shop.webhookSecret });
+    expect(openWebhookSecrets(parseKeyring(oldSpec, 'SECRETS_KEKS'), shop.internalId, sealedOf(row))).toEqual({
+      current: rotated.webhookSecret,
+      previous: shop.webhookSecret,
+    });
     // And the database refuses a clear secret written into a sealed column.
-    await expect(db.query('UPDATE merchants SET webhook_secret_sealed = $2 WHERE id = $1', [shop.internalId, Buffer.from(shop.webhookSecret)])).rejects.toMatchObject({
+    await expect(
+      db.query('UPDATE merchants SET webhook_secret_sealed = $2 WHERE id = $1', [shop.internalId, Buffer.from(shop.webhookSecret)]),
+    ).rejects.toMatchObject({
       code: '23514',
     });
   });
@@ -78,8 +99,11 @@ describe('sealed webhook secrets', () => {
   it('refuses a sealed secret swapped to another merchant: the delivery fails, nothing is sent or logged; swapped back, a replay succeeds', async () => {
     const [a, b] = [await createMerchant('swap a'), await createMerchant('swap b')];
     const swap = () =>
-      db.query(`UPDATE merchants AS m SET webhook_secret_sealed = o.webhook_secret_sealed FROM merchants AS o
-        WHERE (m.id, o.id) IN (($1::uuid, $2::uuid), ($2::uuid, $1::uuid))`, [a.internalId, b.internalId]);
+      db.query(
+        `UPDATE merchants AS m SET webhook_secret_sealed = o.webhook_secret_sealed FROM merchants AS o
+        WHERE (m.id, o.id) IN (($1::uuid, $2::uuid), ($2::uuid, $1::uuid))`,
+        [a.internalId, b.internalId],
+      );
     await swap();
     const res = await receiver(a, listener.url('/swapped'));
     expect(res.json.status).toBe('8');
@@ -149,12 +173,17 @@ describe('sealed webhook secrets', () => {
       const was = before.find((x) => x.id === r.id)!;
       expect(openWebhookSecrets(onlyNew, r.id, sealedOf(r))).toEqual(openWebhookSecrets(old, r.id, sealedOf(was)));
     }
-    expect(openWebhookSecrets(onlyNew, others[0].internalId, sealedOf(after.find((r) => r.id === others[0].internalId)!)).current).toBe(others[0].webhookSecret);
+    expect(openWebhookSecrets(onlyNew, others[0].internalId, sealedOf(after.find((r) => r.id === others[0].internalId)!)).current).toBe(
+      others[0].webhookSecret,
+    );
 
     // Every sale's webhook arrived, signed with the merchant's one secret throughout.
-    await eventually(async () => {
-      for (const id of sold) expect((await deliveryOf(id))?.status).toBe('succeeded');
-    }, { timeoutMs: 20_000 });
+    await eventually(
+      async () => {
+        for (const id of sold) expect((await deliveryOf(id))?.status).toBe('succeeded');
+      },
+      { timeoutMs: 20_000 },
+    );
     const got = listener.at('/rotation');
     expect(got.length).toBeGreaterThanOrEqual(sold.length);
     for (const r of got) expect(verify(r, shop.webhookSecret)).toMatchObject({ type: 'transaction.status_changed' });
@@ -164,7 +193,10 @@ describe('sealed webhook secrets', () => {
     // And a secret rotated now is sealed under the new key, the old one still signing.
     const rotated = await runCli<Json>(['merchant:rotate-webhook-secret', '--merchant', shop.merchantId], { SECRETS_KEKS: rotatedSpec });
     const row = (await sealedRows()).find((r) => r.id === shop.internalId)!;
-    expect(openWebhookSecrets(onlyNew, shop.internalId, sealedOf(row))).toEqual({ current: rotated.webhookSecret, previous: shop.webhookSecret });
+    expect(openWebhookSecrets(onlyNew, shop.internalId, sealedOf(row))).toEqual({
+      current: rotated.webhookSecret,
+      previous: shop.webhookSecret,
+    });
   });
 
   it('merchant:create without SECRETS_KEKS fails clearly and writes nothing', async () => {

@@ -29,24 +29,45 @@ describe('split settlement', () => {
   let ref = 0;
 
   const receiver = (op: string, body: unknown, m = shop) =>
-    post(stack.baseUrl, '/v1/receiver', { 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } });
+    post(stack.baseUrl, '/v1/receiver', {
+      'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body },
+    });
 
   const sale = (amount: number, split: unknown, over: Json = {}) => ({
     order: { reference: `SPLIT-${++ref}`, totalAmount: amount },
     payment: {
-      acquirer: 26, method: 1, amount, currency: '986', country: 'BRA', numberOfPayments: 1,
-      cardHolder: 'MARIA SILVA', cardNumber: SANDBOX_CARDS[1], cardSecurityCode: CANARY_CODES[2], cardExpirationDate: '203012', split, ...over,
+      acquirer: 26,
+      method: 1,
+      amount,
+      currency: '986',
+      country: 'BRA',
+      numberOfPayments: 1,
+      cardHolder: 'MARIA SILVA',
+      cardNumber: SANDBOX_CARDS[1],
+      cardSecurityCode: CANARY_CODES[2],
+      cardExpirationDate: '203012',
+      split,
+      ...over,
     },
     fraud: 'false',
   });
 
   const payablesOf = async (id: string) =>
-    (await db.query(`SELECT COALESCE(recipient_id::text, 'merchant') AS party, kind, instalment, due_date::text AS due, gross::int, fee::int, net::int FROM payables WHERE transaction_id = $1 ORDER BY id`, [id.toLowerCase()])).rows;
-  const settled = (id: string) => eventually(async () => {
-    const rows = await payablesOf(id);
-    expect(rows.length).toBeGreaterThan(0);
-    return rows;
-  }, { timeoutMs: 20_000 });
+    (
+      await db.query(
+        `SELECT COALESCE(recipient_id::text, 'merchant') AS party, kind, instalment, due_date::text AS due, gross::int, fee::int, net::int FROM payables WHERE transaction_id = $1 ORDER BY id`,
+        [id.toLowerCase()],
+      )
+    ).rows;
+  const settled = (id: string) =>
+    eventually(
+      async () => {
+        const rows = await payablesOf(id);
+        expect(rows.length).toBeGreaterThan(0);
+        return rows;
+      },
+      { timeoutMs: 20_000 },
+    );
 
   beforeAll(async () => {
     db = new Client({ connectionString: process.env.DATABASE_URL });
@@ -55,16 +76,65 @@ describe('split settlement', () => {
     shop = await createMerchant('marketplace');
     other = await createMerchant('other marketplace');
     for (let i = 0; i < 4; i++) {
-      const { recipientId } = await runCli<{ recipientId: string }>(['recipient:create', '--merchant', shop.merchantId, '--name', `seller ${i}`]);
+      const { recipientId } = await runCli<{ recipientId: string }>([
+        'recipient:create',
+        '--merchant',
+        shop.merchantId,
+        '--name',
+        `seller ${i}`,
+      ]);
       await runCli(['recipient:approve', '--recipient', recipientId]);
       r.push(recipientId);
     }
     pending = (await runCli<{ recipientId: string }>(['recipient:create', '--merchant', shop.merchantId, '--name', 'not yet'])).recipientId;
-    foreign = (await runCli<{ recipientId: string }>(['recipient:create', '--merchant', other.merchantId, '--name', 'elsewhere'])).recipientId;
+    foreign = (await runCli<{ recipientId: string }>(['recipient:create', '--merchant', other.merchantId, '--name', 'elsewhere']))
+      .recipientId;
     await runCli(['recipient:approve', '--recipient', foreign]);
-    await runCli(['fees:set', '--merchant', shop.merchantId, '--kind', 'credit', '--brand', 'visa', '--instalments', '1', '--rate', '2.99', '--fixed', '0']);
-    await runCli(['fees:set', '--merchant', shop.merchantId, '--kind', 'credit', '--brand', 'mastercard', '--instalments', '1', '--rate', '3.19', '--fixed', '30']);
-    await runCli(['fees:set', '--merchant', shop.merchantId, '--kind', 'credit', '--brand', 'visa', '--instalments', '7', '--rate', '4.5', '--fixed', '10']);
+    await runCli([
+      'fees:set',
+      '--merchant',
+      shop.merchantId,
+      '--kind',
+      'credit',
+      '--brand',
+      'visa',
+      '--instalments',
+      '1',
+      '--rate',
+      '2.99',
+      '--fixed',
+      '0',
+    ]);
+    await runCli([
+      'fees:set',
+      '--merchant',
+      shop.merchantId,
+      '--kind',
+      'credit',
+      '--brand',
+      'mastercard',
+      '--instalments',
+      '1',
+      '--rate',
+      '3.19',
+      '--fixed',
+      '30',
+    ]);
+    await runCli([
+      'fees:set',
+      '--merchant',
+      shop.merchantId,
+      '--kind',
+      'credit',
+      '--brand',
+      'visa',
+      '--instalments',
+      '7',
+      '--rate',
+      '4.5',
+      '--fixed',
+      '10',
+    ]);
   });
 
   afterAll(async () => {
@@ -76,28 +146,133 @@ describe('split settlement', () => {
     const entry = (i: number, over: Json = {}) => ({ recipient: r[i], percentage: '10', ...over });
     const cases: [string, string, string, () => unknown, number][] = [
       ['recipient missing', 'SPLIT_RECIPIENT_REQUIRED', 'payment.split[0].recipient', () => [{ percentage: 10 }], 10_000],
-      ['recipient unknown', 'SPLIT_RECIPIENT_NOT_FOUND', 'payment.split[1].recipient', () => [entry(0), { recipient: '00000000-0000-4000-8000-000000000000', percentage: 5 }], 10_000],
-      ["another merchant's recipient", 'SPLIT_RECIPIENT_NOT_FOUND', 'payment.split[0].recipient', () => [{ recipient: foreign, percentage: 5 }], 10_000],
-      ['recipient not approved', 'SPLIT_RECIPIENT_NOT_ACTIVE', 'payment.split[0].recipient', () => [{ recipient: pending, percentage: 5 }], 10_000],
-      ['recipient is the merchant (its public id)', 'SPLIT_RECIPIENT_IS_MERCHANT', 'payment.split[0].recipient', () => [{ recipient: shop.merchantId, percentage: 5 }], 10_000],
-      ['recipient is the merchant (its UUID, upper case)', 'SPLIT_RECIPIENT_IS_MERCHANT', 'payment.split[1].recipient', () => [entry(0), { recipient: shop.internalId.toUpperCase(), percentage: 5 }], 10_000],
-      ["another merchant's public id", 'SPLIT_RECIPIENT_NOT_FOUND', 'payment.split[0].recipient', () => [{ recipient: other.merchantId, percentage: 5 }], 10_000],
+      [
+        'recipient unknown',
+        'SPLIT_RECIPIENT_NOT_FOUND',
+        'payment.split[1].recipient',
+        () => [entry(0), { recipient: '00000000-0000-4000-8000-000000000000', percentage: 5 }],
+        10_000,
+      ],
+      [
+        "another merchant's recipient",
+        'SPLIT_RECIPIENT_NOT_FOUND',
+        'payment.split[0].recipient',
+        () => [{ recipient: foreign, percentage: 5 }],
+        10_000,
+      ],
+      [
+        'recipient not approved',
+        'SPLIT_RECIPIENT_NOT_ACTIVE',
+        'payment.split[0].recipient',
+        () => [{ recipient: pending, percentage: 5 }],
+        10_000,
+      ],
+      [
+        'recipient is the merchant (its public id)',
+        'SPLIT_RECIPIENT_IS_MERCHANT',
+        'payment.split[0].recipient',
+        () => [{ recipient: shop.merchantId, percentage: 5 }],
+        10_000,
+      ],
+      [
+        'recipient is the merchant (its UUID, upper case)',
+        'SPLIT_RECIPIENT_IS_MERCHANT',
+        'payment.split[1].recipient',
+        () => [entry(0), { recipient: shop.internalId.toUpperCase(), percentage: 5 }],
+        10_000,
+      ],
+      [
+        "another merchant's public id",
+        'SPLIT_RECIPIENT_NOT_FOUND',
+        'payment.split[0].recipient',
+        () => [{ recipient: other.merchantId, percentage: 5 }],
+        10_000,
+      ],
       ['neither percentage nor amount', 'SPLIT_VALUE_REQUIRED', 'payment.split[0]', () => [{ recipient: r[0] }], 10_000],
-      ['both percentage and amount', 'SPLIT_VALUE_AMBIGUOUS', 'payment.split[2]', () => [entry(0), entry(1), entry(2, { amount: 100 })], 10_000],
-      ['percentage over 100', 'SPLIT_PERCENTAGE_OUT_OF_RANGE', 'payment.split[0].percentage', () => [entry(0, { percentage: '100.5' })], 10_000],
+      [
+        'both percentage and amount',
+        'SPLIT_VALUE_AMBIGUOUS',
+        'payment.split[2]',
+        () => [entry(0), entry(1), entry(2, { amount: 100 })],
+        10_000,
+      ],
+      [
+        'percentage over 100',
+        'SPLIT_PERCENTAGE_OUT_OF_RANGE',
+        'payment.split[0].percentage',
+        () => [entry(0, { percentage: '100.5' })],
+        10_000,
+      ],
       ['percentage under 1', 'SPLIT_PERCENTAGE_OUT_OF_RANGE', 'payment.split[0].percentage', () => [entry(0, { percentage: 0.5 })], 10_000],
-      ['percentage with 3 decimals', 'SPLIT_PERCENTAGE_PRECISION', 'payment.split[1].percentage', () => [entry(0), entry(1, { percentage: '12.345' })], 10_000],
+      [
+        'percentage with 3 decimals',
+        'SPLIT_PERCENTAGE_PRECISION',
+        'payment.split[1].percentage',
+        () => [entry(0), entry(1, { percentage: '12.345' })],
+        10_000,
+      ],
       ['amount of 0', 'SPLIT_AMOUNT_OUT_OF_RANGE', 'payment.split[0].amount', () => [{ recipient: r[0], amount: 0 }], 10_000],
-      ['amount over the sale', 'SPLIT_AMOUNT_OUT_OF_RANGE', 'payment.split[0].amount', () => [{ recipient: r[0], amount: '10001' }], 10_000],
+      [
+        'amount over the sale',
+        'SPLIT_AMOUNT_OUT_OF_RANGE',
+        'payment.split[0].amount',
+        () => [{ recipient: r[0], amount: '10001' }],
+        10_000,
+      ],
       ['an empty split', 'SPLIT_EMPTY', 'payment.split', () => [], 10_000],
-      ['eleven entries', 'SPLIT_TOO_MANY_ENTRIES', 'payment.split', () => Array.from({ length: 11 }, (_, i) => ({ recipient: r[i % 4], percentage: 1 })), 10_000],
+      [
+        'eleven entries',
+        'SPLIT_TOO_MANY_ENTRIES',
+        'payment.split',
+        () => Array.from({ length: 11 }, (_, i) => ({ recipient: r[i % 4], percentage: 1 })),
+        10_000,
+      ],
       ['a recipient twice', 'SPLIT_RECIPIENT_DUPLICATED', 'payment.split[2].recipient', () => [entry(0), entry(1), entry(0)], 10_000],
-      ['percentages over 100 in sum', 'SPLIT_PERCENTAGE_SUM_EXCEEDED', 'payment.split', () => [entry(0, { percentage: 60 }), entry(1, { percentage: '40.01' })], 10_000],
-      ['two full fee payers', 'SPLIT_MULTIPLE_FULL_FEE_PAYERS', 'payment.split', () => [entry(0, { charge_recipient_processing_fee: true }), entry(1, { charge_recipient_processing_fee: 'true' })], 10_000],
-      ['full and pro rata fee payers', 'SPLIT_FULL_AND_PRORATA_FEE_CONFLICT', 'payment.split', () => [entry(0, { charge_recipient_processing_fee: true }), entry(1, { charge_processing_fee: true })], 10_000],
-      ['amounts over the sale in sum', 'SPLIT_GROSS_EXCEEDED', 'payment.split', () => [{ recipient: r[0], amount: 6000 }, { recipient: r[1], amount: 5000 }], 10_000],
-      ['a full fee payer whose slice is under the fee', 'SPLIT_FEE_EXCEEDS_SHARE', 'payment.split[0]', () => [{ recipient: r[0], percentage: 1, charge_recipient_processing_fee: true }], 10_000],
-      ['a merchant residual under its fee share', 'SPLIT_MERCHANT_NET_NEGATIVE', 'payment.split', () => [{ recipient: r[0], percentage: 100 }], 10_000],
+      [
+        'percentages over 100 in sum',
+        'SPLIT_PERCENTAGE_SUM_EXCEEDED',
+        'payment.split',
+        () => [entry(0, { percentage: 60 }), entry(1, { percentage: '40.01' })],
+        10_000,
+      ],
+      [
+        'two full fee payers',
+        'SPLIT_MULTIPLE_FULL_FEE_PAYERS',
+        'payment.split',
+        () => [entry(0, { charge_recipient_processing_fee: true }), entry(1, { charge_recipient_processing_fee: 'true' })],
+        10_000,
+      ],
+      [
+        'full and pro rata fee payers',
+        'SPLIT_FULL_AND_PRORATA_FEE_CONFLICT',
+        'payment.split',
+        () => [entry(0, { charge_recipient_processing_fee: true }), entry(1, { charge_processing_fee: true })],
+        10_000,
+      ],
+      [
+        'amounts over the sale in sum',
+        'SPLIT_GROSS_EXCEEDED',
+        'payment.split',
+        () => [
+          { recipient: r[0], amount: 6000 },
+          { recipient: r[1], amount: 5000 },
+        ],
+        10_000,
+      ],
+      [
+        'a full fee payer whose slice is under the fee',
+        'SPLIT_FEE_EXCEEDS_SHARE',
+        'payment.split[0]',
+        () => [{ recipient: r[0], percentage: 1, charge_recipient_processing_fee: true }],
+        10_000,
+      ],
+      [
+        'a merchant residual under its fee share',
+        'SPLIT_MERCHANT_NET_NEGATIVE',
+        'payment.split',
+        () => [{ recipient: r[0], percentage: 100 }],
+        10_000,
+      ],
     ];
     it.each(cases)('%s → 400 %s at %s', async (_name, code, parameter, split, amount) => {
       const body = sale(amount, split());
@@ -107,24 +282,51 @@ describe('split settlement', () => {
       expect(res.json.result.error.errors).toContainEqual(expect.objectContaining({ code, parameter }));
       expect(JSON.stringify(res.json)).not.toContain(SANDBOX_CARDS[1]);
       // Nothing was recorded, nothing was charged.
-      const rows = await db.query('SELECT 1 FROM transactions WHERE merchant_id = $1 AND reference = $2', [shop.internalId, body.order.reference]);
+      const rows = await db.query('SELECT 1 FROM transactions WHERE merchant_id = $1 AND reference = $2', [
+        shop.internalId,
+        body.order.reference,
+      ]);
       expect(rows.rowCount).toBe(0);
     });
 
     it('lists every problem of a split at once', async () => {
-      const res = await receiver('sale', sale(10_000, [{ percentage: 10 }, { recipient: pending, amount: 0 }, entry(0, { percentage: '1.001' })]));
+      const res = await receiver(
+        'sale',
+        sale(10_000, [{ percentage: 10 }, { recipient: pending, amount: 0 }, entry(0, { percentage: '1.001' })]),
+      );
       expect(res.status).toBe(400);
       expect(res.json.result.error.errors.map((e: Json) => e.code)).toEqual(
-        expect.arrayContaining(['SPLIT_RECIPIENT_REQUIRED', 'SPLIT_RECIPIENT_NOT_ACTIVE', 'SPLIT_AMOUNT_OUT_OF_RANGE', 'SPLIT_PERCENTAGE_PRECISION']),
+        expect.arrayContaining([
+          'SPLIT_RECIPIENT_REQUIRED',
+          'SPLIT_RECIPIENT_NOT_ACTIVE',
+          'SPLIT_AMOUNT_OUT_OF_RANGE',
+          'SPLIT_PERCENTAGE_PRECISION',
+        ]),
       );
     });
 
     it('a fixed fee not below the amount is refused even without a split', async () => {
       const tiny = await createMerchant('tiny fees');
-      await runCli(['fees:set', '--merchant', tiny.merchantId, '--kind', 'credit', '--brand', 'visa', '--instalments', '1', '--rate', '0', '--fixed', '50']);
+      await runCli([
+        'fees:set',
+        '--merchant',
+        tiny.merchantId,
+        '--kind',
+        'credit',
+        '--brand',
+        'visa',
+        '--instalments',
+        '1',
+        '--rate',
+        '0',
+        '--fixed',
+        '50',
+      ]);
       const res = await receiver('sale', sale(50, undefined), tiny);
       expect(res.status).toBe(400);
-      expect(res.json.result.error.errors).toContainEqual(expect.objectContaining({ code: 'FEE_EXCEEDS_AMOUNT', parameter: 'payment.amount' }));
+      expect(res.json.result.error.errors).toContainEqual(
+        expect.objectContaining({ code: 'FEE_EXCEEDS_AMOUNT', parameter: 'payment.amount' }),
+      );
     });
   });
 
@@ -145,10 +347,23 @@ describe('split settlement', () => {
       splitResidual: { grossAmount: '4117', feeAmount: '142', netAmount: '3975' },
     });
     const rows = await settled(res.json.transactionId);
-    expect(rows.map((p) => [p.party, p.gross, p.fee, p.net])).toEqual([['merchant', 4117, 142, 3975], [r[0], 4114, 141, 3973], [r[1], 4114, 141, 3973]]);
+    expect(rows.map((p) => [p.party, p.gross, p.fee, p.net])).toEqual([
+      ['merchant', 4117, 142, 3975],
+      [r[0], 4114, 141, 3973],
+      [r[1], 4114, 141, 3973],
+    ]);
     const report = await receiver('report', { transactionId: res.json.transactionId });
     expect(report.json.payables).toHaveLength(3);
-    expect(report.json.payables[0]).toEqual({ recipient: 'merchant', kind: 'capture', instalment: '1', dueDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), grossAmount: '4117', feeAmount: '142', netAmount: '3975', status: 'pending' });
+    expect(report.json.payables[0]).toEqual({
+      recipient: 'merchant',
+      kind: 'capture',
+      instalment: '1',
+      dueDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+      grossAmount: '4117',
+      feeAmount: '142',
+      netAmount: '3975',
+      status: 'pending',
+    });
   });
 
   it('a 3-entry split in 12 instalments: payables per party × instalment match the engine', async () => {
@@ -164,9 +379,30 @@ describe('split settlement', () => {
     expect(res.json.processingFee).toBe(String(fee));
     const expected = computeSplit(
       [
-        { recipient: r[0], amount: 30_001, liable: true, chargeProcessingFee: true, chargeRecipientProcessingFee: false, isGrossAmount: true },
-        { recipient: r[1], percentage: '12.5', liable: true, chargeProcessingFee: true, chargeRecipientProcessingFee: false, isGrossAmount: false },
-        { recipient: r[2], amount: 777, liable: true, chargeProcessingFee: false, chargeRecipientProcessingFee: false, isGrossAmount: false },
+        {
+          recipient: r[0],
+          amount: 30_001,
+          liable: true,
+          chargeProcessingFee: true,
+          chargeRecipientProcessingFee: false,
+          isGrossAmount: true,
+        },
+        {
+          recipient: r[1],
+          percentage: '12.5',
+          liable: true,
+          chargeProcessingFee: true,
+          chargeRecipientProcessingFee: false,
+          isGrossAmount: false,
+        },
+        {
+          recipient: r[2],
+          amount: 777,
+          liable: true,
+          chargeProcessingFee: false,
+          chargeRecipientProcessingFee: false,
+          isGrossAmount: false,
+        },
       ],
       amount,
       fee,
@@ -182,7 +418,10 @@ describe('split settlement', () => {
   });
 
   it('an authorization settles on capture (partial: the split of the captured amount), and two partial cancels reverse cumulatively', async () => {
-    const split = [{ recipient: r[0], percentage: 50, charge_processing_fee: true }, { recipient: r[1], percentage: 25 }];
+    const split = [
+      { recipient: r[0], percentage: 50, charge_processing_fee: true },
+      { recipient: r[1], percentage: 25 },
+    ];
     const auth = await receiver('authorize', sale(10_001, split));
     expect(auth.json.status).toBe('3');
     const id = auth.json.transactionId;
@@ -200,7 +439,10 @@ describe('split settlement', () => {
       return all;
     });
     // After the full cancel each party has been debited exactly its gross slice.
-    const byParty = (kind: string, rowsOf: Json[]) => rowsOf.filter((p) => p.kind === kind).reduce((m, p) => ({ ...m, [p.party]: (m[p.party] ?? 0) + p.gross }), {} as Record<string, number>);
+    const byParty = (kind: string, rowsOf: Json[]) =>
+      rowsOf
+        .filter((p) => p.kind === kind)
+        .reduce((m, p) => ({ ...m, [p.party]: (m[p.party] ?? 0) + p.gross }), {} as Record<string, number>);
     expect(byParty('cancel', debits)).toEqual(byParty('capture', rows));
     expect(debits.length).toBeGreaterThanOrEqual(3);
   });
@@ -215,12 +457,27 @@ describe('split settlement', () => {
 
   it('a sale with only tokenCard is split by the brand of the vaulted card', async () => {
     const token = await post(stack.baseUrl, '/v1/token/add', {
-      'transaction-request': { version: '1.0.0', verification: shop, tokencard: { cardNumber: CANARY_CARDS.mastercard, cardHolder: 'SDK USER', cardExpirationDate: '203111', cardSecurityCode: CANARY_CODES[1] } },
+      'transaction-request': {
+        version: '1.0.0',
+        verification: shop,
+        tokencard: {
+          cardNumber: CANARY_CARDS.mastercard,
+          cardHolder: 'SDK USER',
+          cardExpirationDate: '203111',
+          cardSecurityCode: CANARY_CODES[1],
+        },
+      },
     });
     const res = await receiver('sale', {
       order: { reference: `SPLIT-${++ref}`, totalAmount: 15_000 },
       payment: {
-        acquirer: 26, method: 1, amount: 15_000, currency: 986, country: 'BRA', numberOfPayments: 1, tokenCard: token.json.TokenCard,
+        acquirer: 26,
+        method: 1,
+        amount: 15_000,
+        currency: 986,
+        country: 'BRA',
+        numberOfPayments: 1,
+        tokenCard: token.json.TokenCard,
         split: [
           { recipient: r[0], amount: 6000, charge_processing_fee: true, is_gross_amount: true },
           { recipient: r[1], amount: '4000', charge_processing_fee: 'true' },
@@ -231,7 +488,8 @@ describe('split settlement', () => {
     });
     // SPLIT.md example 5 (mastercard 3.19 % + 30).
     expect(res.json).toMatchObject({
-      status: '8', processingFee: '509',
+      status: '8',
+      processingFee: '509',
       split: [
         { grossAmount: '6000', feeAmount: '203', netAmount: '5797', mode: 'PRORATA' },
         { grossAmount: '4000', feeAmount: '0', netAmount: '4000', mode: 'NET_AMOUNT' },
@@ -243,13 +501,33 @@ describe('split settlement', () => {
   });
 
   it('chargebacks debit liable entries only, else the merchant', async () => {
-    const withLiable = await receiver('sale', sale(10_000, [{ recipient: r[0], percentage: 30, liable: true }, { recipient: r[1], percentage: 10, liable: 'false' }, { recipient: r[2], percentage: 30, liable: 'true' }]));
+    const withLiable = await receiver(
+      'sale',
+      sale(10_000, [
+        { recipient: r[0], percentage: 30, liable: true },
+        { recipient: r[1], percentage: 10, liable: 'false' },
+        { recipient: r[2], percentage: 30, liable: 'true' },
+      ]),
+    );
     await settled(withLiable.json.transactionId);
-    const cb = await runCli<Json>(['chargeback:record', '--transaction', withLiable.json.transactionId, '--amount', '1001', '--id', 'CB-1']);
+    const cb = await runCli<Json>([
+      'chargeback:record',
+      '--transaction',
+      withLiable.json.transactionId,
+      '--amount',
+      '1001',
+      '--id',
+      'CB-1',
+    ]);
     // The acquirer's id makes a second recording of the same chargeback a no-op.
-    expect(await runCli<Json>(['chargeback:record', '--transaction', withLiable.json.transactionId, '--amount', '1001', '--id', 'CB-1'])).toMatchObject({ repeated: true, chargedBack: 1001, debits: [] });
+    expect(
+      await runCli<Json>(['chargeback:record', '--transaction', withLiable.json.transactionId, '--amount', '1001', '--id', 'CB-1']),
+    ).toMatchObject({ repeated: true, chargedBack: 1001, debits: [] });
     // 1001 over two equal liable slices: 500 each, the remainder cent to the earliest (principal).
-    expect(cb.debits).toEqual([{ party: r[0], amount: 501 }, { party: r[2], amount: 500 }]);
+    expect(cb.debits).toEqual([
+      { party: r[0], amount: 501 },
+      { party: r[2], amount: 500 },
+    ]);
     // What the chargeback returned cannot be refunded again: a full cancel refunds the rest only.
     const refund = await receiver('cancel', { transactionId: withLiable.json.transactionId });
     expect(refund.json).toMatchObject({ status: '12', processor: { cancelledAmount: '8999' } });
@@ -262,7 +540,9 @@ describe('split settlement', () => {
 
     const noLiable = await receiver('sale', sale(10_000, [{ recipient: r[0], percentage: 30, liable: false }]));
     await settled(noLiable.json.transactionId);
-    expect((await runCli<Json>(['chargeback:record', '--transaction', noLiable.json.transactionId, '--amount', '700'])).debits).toEqual([{ party: 'merchant', amount: 700 }]);
+    expect((await runCli<Json>(['chargeback:record', '--transaction', noLiable.json.transactionId, '--amount', '700'])).debits).toEqual([
+      { party: 'merchant', amount: 700 },
+    ]);
     const tooMuch = await runCliRaw(['chargeback:record', '--transaction', noLiable.json.transactionId, '--amount', '9301']);
     expect(tooMuch.code).toBe(1);
     expect(tooMuch.stderr).toMatch(/must not exceed the 9300 cents/);
@@ -274,9 +554,20 @@ describe('split settlement', () => {
     const connection = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
     const queue = new Queue('transaction.captured', { connection, prefix: process.env.QUEUE_PREFIX });
     try {
-      const payload = { transactionId: res.json.transactionId, merchantId: shop.internalId, statusVersion: 2, amount: 5_000, capturedAmount: 5_000, cancelledAmount: 0 };
-      const jobs = await Promise.all([1, 2, 3].map((i) => queue.add('transaction.captured', { p: payload }, { jobId: `redelivery-${res.json.transactionId}-${i}` })));
-      await eventually(async () => expect(await Promise.all(jobs.map((j) => j.getState()))).toEqual(['completed', 'completed', 'completed']));
+      const payload = {
+        transactionId: res.json.transactionId,
+        merchantId: shop.internalId,
+        statusVersion: 2,
+        amount: 5_000,
+        capturedAmount: 5_000,
+        cancelledAmount: 0,
+      };
+      const jobs = await Promise.all(
+        [1, 2, 3].map((i) => queue.add('transaction.captured', { p: payload }, { jobId: `redelivery-${res.json.transactionId}-${i}` })),
+      );
+      await eventually(async () =>
+        expect(await Promise.all(jobs.map((j) => j.getState()))).toEqual(['completed', 'completed', 'completed']),
+      );
     } finally {
       await queue.close();
       connection.disconnect();
@@ -286,18 +577,38 @@ describe('split settlement', () => {
 
   it('the settlement worker killed mid-batch: no payable lost, none doubled', async () => {
     await stack.settlement.kill();
-    const ids = (await Promise.all(Array.from({ length: 60 }, (_, i) => receiver('sale', sale(1_000 + i, [{ recipient: r[i % 4], percentage: 15, charge_processing_fee: true }])))))
-      .map((res) => res.json.transactionId as string);
+    const ids = (
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          receiver('sale', sale(1_000 + i, [{ recipient: r[i % 4], percentage: 15, charge_processing_fee: true }])),
+        ),
+      )
+    ).map((res) => res.json.transactionId as string);
     await stack.restart('settlement', 'SIGKILL', { WORKER_CONCURRENCY: 'transaction.captured=1' });
     // Kill it again while it works through the backlog, then let it finish.
-    await eventually(async () => expect((await db.query('SELECT count(*)::int AS n FROM settlements WHERE transaction_id = ANY($1)', [ids.map((i) => i.toLowerCase())])).rows[0].n).toBeGreaterThan(0), { intervalMs: 5 });
+    await eventually(
+      async () =>
+        expect(
+          (await db.query('SELECT count(*)::int AS n FROM settlements WHERE transaction_id = ANY($1)', [ids.map((i) => i.toLowerCase())]))
+            .rows[0].n,
+        ).toBeGreaterThan(0),
+      { intervalMs: 5 },
+    );
     await stack.settlement.kill();
     await stack.restart('settlement', 'SIGKILL', { WORKER_CONCURRENCY: 'transaction.captured=2' });
-    await eventually(async () => {
-      const n = (await db.query('SELECT count(*)::int AS n FROM settlements WHERE transaction_id = ANY($1)', [ids.map((i) => i.toLowerCase())])).rows[0].n;
-      expect(n).toBe(60);
-    }, { timeoutMs: 60_000 });
-    const counts = await db.query(`SELECT transaction_id, count(*)::int AS n, sum(gross)::int AS gross FROM payables WHERE transaction_id = ANY($1) GROUP BY transaction_id`, [ids.map((i) => i.toLowerCase())]);
+    await eventually(
+      async () => {
+        const n = (
+          await db.query('SELECT count(*)::int AS n FROM settlements WHERE transaction_id = ANY($1)', [ids.map((i) => i.toLowerCase())])
+        ).rows[0].n;
+        expect(n).toBe(60);
+      },
+      { timeoutMs: 60_000 },
+    );
+    const counts = await db.query(
+      `SELECT transaction_id, count(*)::int AS n, sum(gross)::int AS gross FROM payables WHERE transaction_id = ANY($1) GROUP BY transaction_id`,
+      [ids.map((i) => i.toLowerCase())],
+    );
     expect(counts.rows.filter((c) => c.n !== 2)).toEqual([]);
     expect(counts.rows.reduce((s, c) => s + c.gross, 0)).toBe(ids.reduce((s, _id, i) => s + 1_000 + i, 0));
   });
@@ -321,6 +632,13 @@ describe('split settlement', () => {
     await db.query(`UPDATE payables SET gross = gross + 1, net = net + 1 WHERE transaction_id = $1`, [ok.json.transactionId.toLowerCase()]);
     const run = await runCliRaw<Json>(['ledger:verify', '--merchant', other.merchantId]);
     expect(run.code).toBe(1);
-    expect(run.json!.differences).toContainEqual(expect.objectContaining({ transactionId: ok.json.transactionId, check: 'capture payables gross = captured amount', expected: 2_000, actual: 2_001 }));
+    expect(run.json!.differences).toContainEqual(
+      expect.objectContaining({
+        transactionId: ok.json.transactionId,
+        check: 'capture payables gross = captured amount',
+        expected: 2_000,
+        actual: 2_001,
+      }),
+    );
   });
 });

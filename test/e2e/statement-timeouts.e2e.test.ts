@@ -27,7 +27,11 @@ describe('statement and lock timeouts', () => {
   // One card: the vault deduplicates by card and expiry, so a new expiry makes a new token.
   const addToken = (holder = 'TIMEOUT CHECK', expiry = '203012') =>
     post(stack.baseUrl, '/v1/token/add', {
-      'transaction-request': { version: '1.0.0', verification: shop, tokencard: { cardNumber: CANARY_CARDS.visa, cardHolder: holder, cardExpirationDate: expiry } },
+      'transaction-request': {
+        version: '1.0.0',
+        verification: shop,
+        tokencard: { cardNumber: CANARY_CARDS.visa, cardHolder: holder, cardExpirationDate: expiry },
+      },
     });
   const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await db.query(sql, params)).rows[0].n);
 
@@ -50,7 +54,11 @@ describe('statement and lock timeouts', () => {
     const started = Date.now();
     const res = await request();
     const took = Date.now() - started;
-    expect({ status: res.status, code: res.json?.result?.error?.code, statusCode: res.json?.status?.code }).toEqual({ status: 503, code: '503', statusCode: '503' });
+    expect({ status: res.status, code: res.json?.result?.error?.code, statusCode: res.json?.status?.code }).toEqual({
+      status: 503,
+      code: '503',
+      statusCode: '503',
+    });
     expect(res.json.result.error.action).toMatch(/Retry later/);
     expect(took).toBeLessThan(ANSWER_WITHIN_MS);
     expect(res.text).not.toContain(CANARY_CARDS.visa);
@@ -87,7 +95,9 @@ describe('statement and lock timeouts', () => {
     const body = saleBody(2500);
     const key = `timeout-sale-${Date.now()}`;
     const before = await count('SELECT count(*) AS n FROM sandbox_calls');
-    await holding('LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE', [], () => expectUnavailable(() => receiver('sale', body, { 'idempotency-key': key })));
+    await holding('LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE', [], () =>
+      expectUnavailable(() => receiver('sale', body, { 'idempotency-key': key })),
+    );
     expect(await count('SELECT count(*) AS n FROM transactions WHERE reference = $1', [body.order.reference])).toBe(0);
     expect(await count('SELECT count(*) AS n FROM idempotency_keys WHERE key = $1', [key])).toBe(0);
     expect(await count('SELECT count(*) AS n FROM sandbox_calls')).toBe(before);
@@ -116,11 +126,19 @@ describe('statement and lock timeouts', () => {
     const auth = await receiver('authorize', saleBody(4000));
     expect(auth.json).toMatchObject({ status: '3' });
     const id = String(auth.json.transactionId).toLowerCase();
-    const calls = () => count(`SELECT count(*) AS n FROM sandbox_calls WHERE kind = 'capture' AND tid = (SELECT processor->>'tid' FROM transactions WHERE id = $1)`, [id]);
+    const calls = () =>
+      count(
+        `SELECT count(*) AS n FROM sandbox_calls WHERE kind = 'capture' AND tid = (SELECT processor->>'tid' FROM transactions WHERE id = $1)`,
+        [id],
+      );
     await holding('SELECT 1 FROM transactions WHERE id = $1 FOR UPDATE', [id], () =>
       expectUnavailable(() => receiver('capture', { transactionId: id }, { 'idempotency-key': `cap-${id}` })),
     );
-    expect((await db.query('SELECT status, captured_amount, pending_operation_id FROM transactions WHERE id = $1', [id])).rows[0]).toEqual({ status: 3, captured_amount: '0', pending_operation_id: null });
+    expect((await db.query('SELECT status, captured_amount, pending_operation_id FROM transactions WHERE id = $1', [id])).rows[0]).toEqual({
+      status: 3,
+      captured_amount: '0',
+      pending_operation_id: null,
+    });
     expect(await count('SELECT count(*) AS n FROM transaction_operations WHERE transaction_id = $1', [id])).toBe(0);
     expect(await calls()).toBe(0);
 
@@ -138,14 +156,25 @@ describe('statement and lock timeouts', () => {
     const [row] = (await db.query('SELECT id, status, status_version FROM transactions WHERE reference = $1', [body.order.reference])).rows;
     expect(row).toMatchObject({ status: 0, status_version: 1 });
     // As WIRE.md says for a 503 on a sale: report by reference tells the truth, here "still pending".
-    const pending = await post(stack.baseUrl, '/v1/receiver', { 'transaction-request': { version: '1.0.0', verification: shop, report: { reference: body.order.reference } } });
+    const pending = await post(stack.baseUrl, '/v1/receiver', {
+      'transaction-request': { version: '1.0.0', verification: shop, report: { reference: body.order.reference } },
+    });
     expect(pending.json).toMatchObject({ status: '0' });
     // The pending-sales reconciler reverses the authorization and declines the sale with 101.
-    await eventually(async () => expect((await db.query('SELECT status, error_code FROM transactions WHERE id = $1', [row.id])).rows[0]).toEqual({ status: 4, error_code: '101' }), {
-      timeoutMs: 30_000,
-      intervalMs: 500,
-    });
-    expect(await count(`SELECT count(*) AS n FROM sandbox_calls WHERE operation_key = $1 AND kind = 'reverse'`, [`${row.id}-reversal`])).toBe(1);
+    await eventually(
+      async () =>
+        expect((await db.query('SELECT status, error_code FROM transactions WHERE id = $1', [row.id])).rows[0]).toEqual({
+          status: 4,
+          error_code: '101',
+        }),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+      },
+    );
+    expect(
+      await count(`SELECT count(*) AS n FROM sandbox_calls WHERE operation_key = $1 AND kind = 'reverse'`, [`${row.id}-reversal`]),
+    ).toBe(1);
     expect(await count(`SELECT count(*) AS n FROM outbox WHERE aggregate_id = $1 AND event = 'transaction.captured'`, [row.id])).toBe(0);
   });
 
@@ -154,12 +183,17 @@ describe('statement and lock timeouts', () => {
     body.payment.cardNumber = SANDBOX_CARDS[9]; // approved after SANDBOX_SLOW_APPROVAL_MS: time to lock the key's row
     const key = `timeout-store-${Date.now()}`;
     const sale = receiver('sale', body, { 'idempotency-key': key });
-    await eventually(async () => expect(await count('SELECT count(*) AS n FROM idempotency_keys WHERE key = $1', [key])).toBe(1), { timeoutMs: 5_000, intervalMs: 20 });
+    await eventually(async () => expect(await count('SELECT count(*) AS n FROM idempotency_keys WHERE key = $1', [key])).toBe(1), {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+    });
     const answered = await holding('SELECT 1 FROM idempotency_keys WHERE key = $1 FOR UPDATE', [key], () => sale);
     expect(answered.status).toBe(200);
     expect(answered.json).toMatchObject({ status: '8' });
     await stack.api.waitForLog('idempotent answer not stored: statement_timeout (code 57014)');
-    expect((await db.query('SELECT response_status FROM idempotency_keys WHERE key = $1', [key])).rows).toEqual([{ response_status: null }]);
+    expect((await db.query('SELECT response_status FROM idempotency_keys WHERE key = $1', [key])).rows).toEqual([
+      { response_status: null },
+    ]);
 
     const repeat = await receiver('sale', body, { 'idempotency-key': key });
     expect(repeat.status).toBe(409);
@@ -184,9 +218,12 @@ describe('statement and lock timeouts', () => {
       // deliveries itself is locked: reading it from another session would wait for the lock.
       for (const id of ids) expect(await payables(id)).toBe(0);
     });
-    await eventually(async () => {
-      for (const id of ids) expect([await payables(id) > 0, await deliveries(id)]).toEqual([true, 1]);
-    }, { timeoutMs: 60_000, intervalMs: 500 });
+    await eventually(
+      async () => {
+        for (const id of ids) expect([(await payables(id)) > 0, await deliveries(id)]).toEqual([true, 1]);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     await expectReconciled(shop.merchantId);
   });
 
@@ -199,12 +236,15 @@ describe('statement and lock timeouts', () => {
     expect(results.slice(20).map((r) => (r.json as Json).status)).toEqual(results.slice(20).map(() => '8'));
     // A pass of the outbox relay is briefly idle in its transaction while it publishes; a session
     // left in a broken transaction would stay so.
-    await eventually(async () => {
-      const stuck = await count(
-        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`,
-      );
-      expect(stuck).toBe(0);
-    }, { timeoutMs: 5_000, intervalMs: 100 });
+    await eventually(
+      async () => {
+        const stuck = await count(
+          `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`,
+        );
+        expect(stuck).toBe(0);
+      },
+      { timeoutMs: 5_000, intervalMs: 100 },
+    );
     expect(stack.logOf('api')).not.toMatch(/unhandled error/);
     await expectReconciled(shop.merchantId);
   });

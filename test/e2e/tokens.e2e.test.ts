@@ -18,7 +18,9 @@ interface Merchant {
 }
 
 function envelope(m: Merchant, op: string, body: unknown) {
-  return { 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } };
+  return {
+    'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body },
+  };
 }
 
 const card = (over: Record<string, unknown> = {}) => ({
@@ -36,7 +38,8 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
   let shop: Merchant;
   let other: Merchant;
   const add = (m: Merchant, body: unknown, op = 'tokencard') => post(stack.baseUrl, '/v1/token/add', envelope(m, op, body));
-  const retrieve = (m: Merchant, token: string, key = 'token') => post(stack.baseUrl, '/v1/token/retrieve', envelope(m, 'retrieve-token', { [key]: token }));
+  const retrieve = (m: Merchant, token: string, key = 'token') =>
+    post(stack.baseUrl, '/v1/token/retrieve', envelope(m, 'retrieve-token', { [key]: token }));
 
   beforeAll(async () => {
     stack = await startStack({ LOG_LEVEL: 'debug', MERCHANT_CACHE_MS: '200' });
@@ -59,7 +62,14 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
       Year: '2030',
       Flag: 'visa',
       Created_at: expect.stringMatching(/^\d{10}$/),
-      Client: { name: 'Maria Silva', email: 'maria@example.com', state: 'SP', postalCode: '01310100', country: 'BRA', phone: '11999990000' },
+      Client: {
+        name: 'Maria Silva',
+        email: 'maria@example.com',
+        state: 'SP',
+        postalCode: '01310100',
+        country: 'BRA',
+        phone: '11999990000',
+      },
     });
     expect(JSON.stringify(res.json)).not.toContain(CANARY_CARDS.visa);
   });
@@ -104,7 +114,9 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
   });
 
   it('turns 50 concurrent adds of one card into one token', async () => {
-    const results = await Promise.all(Array.from({ length: 50 }, () => add(shop, card({ cardNumber: CANARY_CARDS.concurrent, cardSecurityCode: CANARY_CODES[2] }))));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => add(shop, card({ cardNumber: CANARY_CARDS.concurrent, cardSecurityCode: CANARY_CODES[2] }))),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
     expect(new Set(results.map((r) => r.json.TokenCard)).size).toBe(1);
   });
@@ -117,7 +129,9 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
     expect(first.status).toBe(200);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     expect([again.status, again.headers['idempotent-replayed'], again.json]).toEqual([200, 'true', first.json]);
-    const changed = await post(stack.baseUrl, '/v1/token/add', envelope(shop, 'tokencard', card({ cardExpirationDate: '203111' })), { 'Idempotency-Key': key });
+    const changed = await post(stack.baseUrl, '/v1/token/add', envelope(shop, 'tokencard', card({ cardExpirationDate: '203111' })), {
+      'Idempotency-Key': key,
+    });
     expect([changed.status, changed.json.result.error.code]).toEqual([409, '409']);
 
     const read = envelope(shop, 'retrieve-token', { token: first.json.TokenCard });

@@ -36,7 +36,11 @@ describe('vault key rotation', () => {
     for (let i = 0; i < cards.length; i += 40) {
       const batch = cards.slice(i, i + 40).map((cardNumber) =>
         post(stack.baseUrl, '/v1/token/add', {
-          'transaction-request': { version: '1.0.0', verification: m, tokencard: { cardNumber, cardHolder: 'BULK', cardExpirationDate: '203005' } },
+          'transaction-request': {
+            version: '1.0.0',
+            verification: m,
+            tokencard: { cardNumber, cardHolder: 'BULK', cardExpirationDate: '203005' },
+          },
         }),
       );
       for (const res of await Promise.all(batch)) expect(res.status).toBe(200);
@@ -53,7 +57,13 @@ describe('vault key rotation', () => {
 
   const decryptAll = (all: VaultRow[], spec: string) => {
     const kek = parseKeyring(spec, 'VAULT_KEKS');
-    return all.map((r) => decryptRecord(kek, { kekId: r.kek_id, wrappedKey: r.wrapped_key, ciphertext: r.ciphertext }, { merchantId: r.merchant_id, token: r.token }).toString('hex'));
+    return all.map((r) =>
+      decryptRecord(
+        kek,
+        { kekId: r.kek_id, wrappedKey: r.wrapped_key, ciphertext: r.ciphertext },
+        { merchantId: r.merchant_id, token: r.token },
+      ).toString('hex'),
+    );
   };
 
   it('re-wraps every record, survives a crash halfway, and decrypts to identical cards', async () => {

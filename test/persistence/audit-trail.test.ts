@@ -27,10 +27,17 @@ describe('AuditTrail (real Postgres)', () => {
     await db?.destroy();
   });
 
-  const stored = async (id: string) => (await db.query(`SELECT target, detail::text AS detail FROM audit_events WHERE id = $1`, [id]))[0] as { target: string | null; detail: string };
+  const stored = async (id: string) =>
+    (await db.query(`SELECT target, detail::text AS detail FROM audit_events WHERE id = $1`, [id]))[0] as {
+      target: string | null;
+      detail: string;
+    };
 
   it.each(grouped)('keeps no grouped card number (%s) in the target, the detail or a reason', async (pan) => {
-    const id = await audit.append({ action: 'probe', target: `delivery ${pan}`, origin: 'test', detail: { name: `shop ${pan}`, note: { text: pan } } }, 'attempted');
+    const id = await audit.append(
+      { action: 'probe', target: `delivery ${pan}`, origin: 'test', detail: { name: `shop ${pan}`, note: { text: pan } } },
+      'attempted',
+    );
     const row = await stored(id);
     expect(hasCardLikeNumber(row.target ?? '')).toBe(false);
     expect(hasCardLikeNumber(row.detail)).toBe(false);
@@ -49,9 +56,18 @@ describe('AuditTrail (real Postgres)', () => {
 
   it('keeps no credential pasted by mistake into an argument, an option or a URL: operator token, merchant key, webhook secret', async () => {
     const { randomBytes } = await import('node:crypto');
-    const credentials = [`op_${randomBytes(32).toString('base64url')}`, `mk_${randomBytes(32).toString('base64url')}`, `whsec_${randomBytes(32).toString('base64')}`];
+    const credentials = [
+      `op_${randomBytes(32).toString('base64url')}`,
+      `mk_${randomBytes(32).toString('base64url')}`,
+      `whsec_${randomBytes(32).toString('base64')}`,
+    ];
     const id = await audit.append(
-      { action: 'probe', target: credentials[0], origin: 'test', detail: { args: credentials, name: credentials[1], note: `secret was ${credentials[2]}` } },
+      {
+        action: 'probe',
+        target: credentials[0],
+        origin: 'test',
+        detail: { args: credentials, name: credentials[1], note: `secret was ${credentials[2]}` },
+      },
       'attempted',
     );
     const row = await stored(id);

@@ -15,7 +15,13 @@ describe('DeliveriesRepository batching (real Postgres)', () => {
   let repo: DeliveriesRepository;
   let merchantId: string;
   const delivery = (over: Partial<NewDelivery> = {}): NewDelivery => ({
-    merchantId, transactionId: randomUUID(), statusVersion: 2, event: 'transaction.status_changed', url: 'http://127.0.0.1:9/hook', body: `{"n":"${randomUUID()}"}`, ...over,
+    merchantId,
+    transactionId: randomUUID(),
+    statusVersion: 2,
+    event: 'transaction.status_changed',
+    url: 'http://127.0.0.1:9/hook',
+    body: `{"n":"${randomUUID()}"}`,
+    ...over,
   });
 
   beforeAll(async () => {
@@ -59,7 +65,9 @@ describe('DeliveriesRepository batching (real Postgres)', () => {
     const bad = delivery({ merchantId: randomUUID() }); // no such merchant: a foreign key violation
     const results = await Promise.allSettled([repo.createOnce(good[0]), repo.createOnce(bad), repo.createOnce(good[1])]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    const rows = await db.query('SELECT transaction_id FROM deliveries WHERE transaction_id = ANY($1)', [[...good, bad].map((d) => d.transactionId)]);
+    const rows = await db.query('SELECT transaction_id FROM deliveries WHERE transaction_id = ANY($1)', [
+      [...good, bad].map((d) => d.transactionId),
+    ]);
     expect(rows.map((r: { transaction_id: string }) => r.transaction_id).sort()).toEqual(good.map((d) => d.transactionId).sort());
   });
 
@@ -68,16 +76,43 @@ describe('DeliveriesRepository batching (real Postgres)', () => {
     const startedAt = new Date();
     await Promise.all(
       made.map(({ row }, i) =>
-        repo.finishAttempt(row.id, 1, { startedAt, durationMs: i, httpStatus: i % 2 ? 200 : 503, errorClass: i % 2 ? undefined : 'http_status', responseBody: `answer "${i}" \\ ,{}` },
-          i % 2 ? { status: 'succeeded' } : { status: 'pending', nextAttemptAt: new Date(startedAt.getTime() + 60_000), error: 'HTTP 503' }),
+        repo.finishAttempt(
+          row.id,
+          1,
+          {
+            startedAt,
+            durationMs: i,
+            httpStatus: i % 2 ? 200 : 503,
+            errorClass: i % 2 ? undefined : 'http_status',
+            responseBody: `answer "${i}" \\ ,{}`,
+          },
+          i % 2 ? { status: 'succeeded' } : { status: 'pending', nextAttemptAt: new Date(startedAt.getTime() + 60_000), error: 'HTTP 503' },
+        ),
       ),
     );
     for (const [i, { row }] of made.entries()) {
-      const [d] = await db.query('SELECT status, last_http_status, last_error, succeeded_at, next_attempt_at FROM deliveries WHERE id = $1', [row.id]);
+      const [d] = await db.query(
+        'SELECT status, last_http_status, last_error, succeeded_at, next_attempt_at FROM deliveries WHERE id = $1',
+        [row.id],
+      );
       const attempts = await repo.attemptsOf(row.id);
-      expect(attempts).toEqual([expect.objectContaining({ attempt: 1, duration_ms: i, http_status: i % 2 ? 200 : 503, response_body: `answer "${i}" \\ ,{}` })]);
-      if (i % 2) expect(d).toEqual(expect.objectContaining({ status: 'succeeded', last_http_status: 200, last_error: null, succeeded_at: expect.any(Date) }));
-      else expect(d).toEqual(expect.objectContaining({ status: 'pending', last_http_status: 503, last_error: 'HTTP 503', succeeded_at: null, next_attempt_at: new Date(startedAt.getTime() + 60_000) }));
+      expect(attempts).toEqual([
+        expect.objectContaining({ attempt: 1, duration_ms: i, http_status: i % 2 ? 200 : 503, response_body: `answer "${i}" \\ ,{}` }),
+      ]);
+      if (i % 2)
+        expect(d).toEqual(
+          expect.objectContaining({ status: 'succeeded', last_http_status: 200, last_error: null, succeeded_at: expect.any(Date) }),
+        );
+      else
+        expect(d).toEqual(
+          expect.objectContaining({
+            status: 'pending',
+            last_http_status: 503,
+            last_error: 'HTTP 503',
+            succeeded_at: null,
+            next_attempt_at: new Date(startedAt.getTime() + 60_000),
+          }),
+        );
     }
   });
 });

@@ -67,7 +67,11 @@ describe('a failing statement logged (real Postgres)', () => {
     const e = await failure(insert, [`${PAN}-${HOLDER}`, 'x', null, SECRET]);
     expect(e.message).toContain(PAN);
     const wrapped = new AggregateError([new Error('outer', { cause: e })], `batch failed for ${PAN}`);
-    for (const log of [(l: pino.Logger) => l.error(e), (l: pino.Logger) => l.warn({ err: wrapped }), (l: pino.Logger) => l.error({ error: e }, `insert failed: ${PAN}`)]) {
+    for (const log of [
+      (l: pino.Logger) => l.error(e),
+      (l: pino.Logger) => l.warn({ err: wrapped }),
+      (l: pino.Logger) => l.error({ error: e }, `insert failed: ${PAN}`),
+    ]) {
       const safe = logged(SAFE_LOG_OPTIONS, log);
       for (const p of planted) expect(safe).not.toContain(p);
       expect(safe).toContain('22P02');

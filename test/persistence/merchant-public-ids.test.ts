@@ -19,7 +19,10 @@ describe('MerchantPublicIds migration (real Postgres)', () => {
 
   const insertMerchants = async (n: number) => {
     const ids = Array.from({ length: n }, () => randomUUID());
-    await q.query(`INSERT INTO merchants (id, name, key_hash, webhook_secret) SELECT id, 'm', '\\x00', 's' FROM unnest($1::uuid[]) AS t (id)`, [ids]);
+    await q.query(
+      `INSERT INTO merchants (id, name, key_hash, webhook_secret) SELECT id, 'm', '\\x00', 's' FROM unnest($1::uuid[]) AS t (id)`,
+      [ids],
+    );
     return ids;
   };
 
@@ -46,7 +49,10 @@ describe('MerchantPublicIds migration (real Postgres)', () => {
     expect(new Set(rows.map((r) => r.public_id)).size).toBe(rows.length);
 
     const insert = (publicId: string | null) =>
-      q.query(`INSERT INTO merchants (id, public_id, name, key_hash, webhook_secret) VALUES ($1, $2, 'n', '\\x00', 's')`, [randomUUID(), publicId]);
+      q.query(`INSERT INTO merchants (id, public_id, name, key_hash, webhook_secret) VALUES ($1, $2, 'n', '\\x00', 's')`, [
+        randomUUID(),
+        publicId,
+      ]);
     await expect(insert(null)).rejects.toMatchObject({ code: '23502' });
     await expect(insert(rows[0].public_id)).rejects.toMatchObject({ code: '23505', constraint: 'merchants_public_id_key' });
     const good = newMerchantPublicId();
@@ -59,7 +65,14 @@ describe('MerchantPublicIds migration (real Postgres)', () => {
     await q.startTransaction();
     await new MerchantPublicIds1764500000000().down(q);
     await q.commitTransaction();
-    expect((await q.query(`SELECT count(*)::int AS n FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'merchants' AND column_name = 'public_id'`, [schema]))[0].n).toBe(0);
+    expect(
+      (
+        await q.query(
+          `SELECT count(*)::int AS n FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'merchants' AND column_name = 'public_id'`,
+          [schema],
+        )
+      )[0].n,
+    ).toBe(0);
   });
 
   it('draws again when a drawn id is taken, and fills only merchants without one', async () => {
@@ -67,7 +80,10 @@ describe('MerchantPublicIds migration (real Postgres)', () => {
     await q.query('ALTER TABLE merchants ADD COLUMN public_id text');
     await insertMerchants(3);
     const taken = newMerchantPublicId();
-    await q.query(`INSERT INTO merchants (id, public_id, name, key_hash, webhook_secret) VALUES ($1, $2, 'n', '\\x00', 's')`, [randomUUID(), taken]);
+    await q.query(`INSERT INTO merchants (id, public_id, name, key_hash, webhook_secret) VALUES ($1, $2, 'n', '\\x00', 's')`, [
+      randomUUID(),
+      taken,
+    ]);
     // The generator hands out the taken id twice before each fresh one.
     let n = 0;
     const fresh: string[] = [];

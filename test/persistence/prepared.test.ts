@@ -7,7 +7,10 @@ jest.setTimeout(60_000);
 describe('preparedStatement (real Postgres)', () => {
   let db: DataSource;
   const table = `prepared_probe_${process.pid}`;
-  const insert = preparedStatement<{ n: number }>(`prepared_probe_insert_${process.pid}`, `INSERT INTO ${table} (n) SELECT * FROM unnest($1::int[]) RETURNING n`);
+  const insert = preparedStatement<{ n: number }>(
+    `prepared_probe_insert_${process.pid}`,
+    `INSERT INTO ${table} (n) SELECT * FROM unnest($1::int[]) RETURNING n`,
+  );
   const count = preparedStatement<{ c: number }>(`prepared_probe_count_${process.pid}`, `SELECT count(*)::int AS c FROM ${table}`);
 
   beforeAll(async () => {
@@ -22,7 +25,12 @@ describe('preparedStatement (real Postgres)', () => {
 
   it('returns the rows, again and again on every pooled connection (prepared once each)', async () => {
     const rounds = await Promise.all(Array.from({ length: 6 }, (_, i) => insert(db, [[i * 2 + 1000, i * 2 + 1001]])));
-    expect(rounds.flat().map((r) => r.n).sort()).toEqual(Array.from({ length: 12 }, (_, i) => 1000 + i));
+    expect(
+      rounds
+        .flat()
+        .map((r) => r.n)
+        .sort(),
+    ).toEqual(Array.from({ length: 12 }, (_, i) => 1000 + i));
     expect(await count(db, [])).toEqual([{ c: 12 }]);
   });
 

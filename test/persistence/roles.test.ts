@@ -32,7 +32,10 @@ type Probe = { what: string; sql: string; allowed: boolean };
 type Outcome = 'ok' | 'refused' | string;
 
 const OWNER_URL = (): string => process.env.DATABASE_URL!;
-const ownerOf: Record<GatewayRole, RoleOwner> = Object.fromEntries(Object.entries(APP_ROLES).map(([app, role]) => [role, app])) as Record<GatewayRole, RoleOwner>;
+const ownerOf: Record<GatewayRole, RoleOwner> = Object.fromEntries(Object.entries(APP_ROLES).map(([app, role]) => [role, app])) as Record<
+  GatewayRole,
+  RoleOwner
+>;
 
 const covers = (granted: Columns | undefined, column: string): boolean => granted === 'all' || (granted ?? []).includes(column);
 
@@ -67,7 +70,10 @@ describe('database roles (real Postgres)', () => {
          WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.refobjid = $1::regclass AND s.relkind = 'S'`,
         [qualifiedTable(table)],
       );
-      sequences.set(table, seqs.rows.map((s) => s.seq));
+      sequences.set(
+        table,
+        seqs.rows.map((s) => s.seq),
+      );
     }
   });
 
@@ -83,7 +89,9 @@ describe('database roles (real Postgres)', () => {
     expect([...mentioned].filter((t) => !schema.has(t))).toEqual([]);
     const unknownColumns = GATEWAY_ROLES.flatMap((role) =>
       Object.entries(ROLE_GRANTS[role]).flatMap(([table, p]) =>
-        [p.select, p.insert, p.update].flatMap((cols) => (Array.isArray(cols) ? cols.filter((c) => !schema.get(table)?.includes(c)).map((c) => `${role} ${table}.${c}`) : [])),
+        [p.select, p.insert, p.update].flatMap((cols) =>
+          Array.isArray(cols) ? cols.filter((c) => !schema.get(table)?.includes(c)).map((c) => `${role} ${table}.${c}`) : [],
+        ),
       ),
     );
     expect(unknownColumns).toEqual([]);
@@ -98,13 +106,18 @@ describe('database roles (real Postgres)', () => {
       for (const col of columns) {
         const c = quoteIdent(col);
         probes.push({ what: `SELECT ${table}.${col}`, sql: `SELECT ${c} FROM ${t} WHERE false`, allowed: covers(p.select, col) });
-        probes.push({ what: `INSERT ${table}.${col}`, sql: `INSERT INTO ${t} (${c}) SELECT NULL WHERE false`, allowed: covers(p.insert, col) });
+        probes.push({
+          what: `INSERT ${table}.${col}`,
+          sql: `INSERT INTO ${t} (${c}) SELECT NULL WHERE false`,
+          allowed: covers(p.insert, col),
+        });
         probes.push({ what: `UPDATE ${table}.${col}`, sql: `UPDATE ${t} SET ${c} = DEFAULT WHERE false`, allowed: covers(p.update, col) });
       }
       probes.push({ what: `DELETE ${table}`, sql: `DELETE FROM ${t} WHERE false`, allowed: p.delete === true });
       probes.push({ what: `TRUNCATE ${table}`, sql: `TRUNCATE ${t}`, allowed: false });
       // An INSERT that fills a serial column takes the sequence's next value.
-      for (const seq of sequences.get(table) ?? []) probes.push({ what: `nextval ${seq}`, sql: `SELECT nextval('${seq}')`, allowed: p.insert !== undefined });
+      for (const seq of sequences.get(table) ?? [])
+        probes.push({ what: `nextval ${seq}`, sql: `SELECT nextval('${seq}')`, allowed: p.insert !== undefined });
     }
     return probes;
   }
@@ -150,12 +163,18 @@ describe('database roles (real Postgres)', () => {
       }
     };
     for (const role of ['gateway_api', 'gateway_settlement', 'gateway_notifier'] as const) {
-      expect(await refusal(role, 'SELECT ciphertext, wrapped_key FROM vault.token_cards LIMIT 1')).toBe('42501 permission denied for schema vault');
+      expect(await refusal(role, 'SELECT ciphertext, wrapped_key FROM vault.token_cards LIMIT 1')).toBe(
+        '42501 permission denied for schema vault',
+      );
     }
     expect(await refusal('gateway_tokenizer', 'SELECT ciphertext, wrapped_key FROM vault.token_cards LIMIT 1')).toBeUndefined();
     expect(await refusal('gateway_operator', 'SELECT kek_id, wrapped_key, ciphertext FROM vault.token_cards LIMIT 1')).toBeUndefined();
-    expect(await refusal('gateway_operator', 'SELECT holder, billing FROM vault.token_cards LIMIT 1')).toBe('42501 permission denied for table token_cards');
-    expect(await refusal('gateway_api', 'SELECT webhook_secret_sealed FROM merchants LIMIT 1')).toBe('42501 permission denied for table merchants');
+    expect(await refusal('gateway_operator', 'SELECT holder, billing FROM vault.token_cards LIMIT 1')).toBe(
+      '42501 permission denied for table token_cards',
+    );
+    expect(await refusal('gateway_api', 'SELECT webhook_secret_sealed FROM merchants LIMIT 1')).toBe(
+      '42501 permission denied for table merchants',
+    );
     expect(await refusal('gateway_api', 'SELECT key_hash FROM merchants LIMIT 1')).toBeUndefined();
   });
 
@@ -165,7 +184,17 @@ describe('database roles (real Postgres)', () => {
       [GATEWAY_ROLES],
     );
     expect(rows).toEqual(
-      [...GATEWAY_ROLES].sort().map((rolname) => ({ rolname, rolcanlogin: true, rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolreplication: false, rolbypassrls: false })),
+      [...GATEWAY_ROLES]
+        .sort()
+        .map((rolname) => ({
+          rolname,
+          rolcanlogin: true,
+          rolsuper: false,
+          rolcreatedb: false,
+          rolcreaterole: false,
+          rolreplication: false,
+          rolbypassrls: false,
+        })),
     );
   });
 
@@ -189,7 +218,9 @@ describe('database roles (real Postgres)', () => {
   it('tells a role of its own from a superuser or the tables owner (the boot check)', async () => {
     const rows = (c: Client) => ({ query: async (sql: string, params?: unknown[]) => (await c.query(sql, params)).rows });
     const own = await databaseIdentity(rows(owner));
-    expect(identityProblem(own, 'api')).toMatch(/^DATABASE_URL connects as "[^"]+", (a superuser|the owner of the gateway's tables): api must connect as its own role gateway_api/);
+    expect(identityProblem(own, 'api')).toMatch(
+      /^DATABASE_URL connects as "[^"]+", (a superuser|the owner of the gateway's tables): api must connect as its own role gateway_api/,
+    );
     const db = await connectAs('gateway_api');
     try {
       const id = await databaseIdentity(rows(db));
@@ -222,12 +253,14 @@ describe('database roles (real Postgres)', () => {
     try {
       await db.runMigrations({ transaction: 'each' });
       const granted = async () =>
-        (await db.query(
-          `SELECT (SELECT count(*) FROM information_schema.table_privileges WHERE grantee = ANY($1))::int
+        (
+          await db.query(
+            `SELECT (SELECT count(*) FROM information_schema.table_privileges WHERE grantee = ANY($1))::int
                 + (SELECT count(*) FROM information_schema.column_privileges WHERE grantee = ANY($1))::int AS grants,
                   (SELECT count(*) FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database()))::int AS settings`,
-          [GATEWAY_ROLES],
-        ))[0];
+            [GATEWAY_ROLES],
+          )
+        )[0];
       expect(await granted()).toEqual({ grants: expect.any(Number), settings: GATEWAY_ROLES.length });
       expect((await granted()).grants).toBeGreaterThan(50);
       await db.undoLastMigration({ transaction: 'each' });
@@ -244,4 +277,3 @@ describe('database roles (real Postgres)', () => {
     }
   });
 });
-

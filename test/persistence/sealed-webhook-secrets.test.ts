@@ -35,7 +35,11 @@ describe('SealedWebhookSecrets migration (real Postgres)', () => {
     }
   };
   const columns = async () =>
-    ((await q.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'merchants'`, [schema])) as { column_name: string }[])
+    (
+      (await q.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'merchants'`, [
+        schema,
+      ])) as { column_name: string }[]
+    )
       .map((c) => c.column_name)
       .sort();
 
@@ -48,7 +52,12 @@ describe('SealedWebhookSecrets migration (real Postgres)', () => {
     await q.query(
       `INSERT INTO merchants (id, name, key_hash, webhook_secret, previous_webhook_secret, public_id)
        SELECT id, 'm', '\\x00', cur, prev, pid FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t (id, cur, prev, pid)`,
-      [merchants.map((m) => m.id), merchants.map((m) => m.current), merchants.map((m) => m.previous), merchants.map(() => newMerchantPublicId() + randomUUID())],
+      [
+        merchants.map((m) => m.id),
+        merchants.map((m) => m.current),
+        merchants.map((m) => m.previous),
+        merchants.map(() => newMerchantPublicId() + randomUUID()),
+      ],
     );
   });
 
@@ -60,7 +69,9 @@ describe('SealedWebhookSecrets migration (real Postgres)', () => {
     const saved = process.env.SECRETS_KEKS;
     delete process.env.SECRETS_KEKS;
     try {
-      await expect(inTransaction(() => new SealedWebhookSecrets1764600000000().up(q))).rejects.toThrow(/1203 merchant\(s\) have webhook secrets to seal: give the migration the SECRETS_KEKS/);
+      await expect(inTransaction(() => new SealedWebhookSecrets1764600000000().up(q))).rejects.toThrow(
+        /1203 merchant\(s\) have webhook secrets to seal: give the migration the SECRETS_KEKS/,
+      );
     } finally {
       process.env.SECRETS_KEKS = saved;
     }
@@ -80,10 +91,14 @@ describe('SealedWebhookSecrets migration (real Postgres)', () => {
       const m = byId.get(r.id)!;
       expect(r.webhook_secrets_kek_id).toBe(ring.active.kid);
       expect(r.webhook_secret_sealed.toString('latin1')).not.toContain('whsec_');
-      expect(openWebhookSecrets(ring, r.id, sealedOf(r))).toEqual(m.previous ? { current: m.current, previous: m.previous } : { current: m.current });
+      expect(openWebhookSecrets(ring, r.id, sealedOf(r))).toEqual(
+        m.previous ? { current: m.current, previous: m.previous } : { current: m.current },
+      );
     }
     // The CHECK keeps clear secrets out of the sealed columns.
-    await expect(q.query(`UPDATE merchants SET previous_webhook_secret_sealed = $2 WHERE id = $1`, [merchants[1].id, Buffer.from('whsec_clear')])).rejects.toMatchObject({ code: '23514' });
+    await expect(
+      q.query(`UPDATE merchants SET previous_webhook_secret_sealed = $2 WHERE id = $1`, [merchants[1].id, Buffer.from('whsec_clear')]),
+    ).rejects.toMatchObject({ code: '23514' });
   });
 
   it('down opens them back into clear columns', async () => {
@@ -91,7 +106,9 @@ describe('SealedWebhookSecrets migration (real Postgres)', () => {
     const cols = await columns();
     expect(cols).toContain('webhook_secret');
     expect(cols).not.toContain('webhook_secret_sealed');
-    const rows: { id: string; webhook_secret: string; previous_webhook_secret: string | null }[] = await q.query(`SELECT id, webhook_secret, previous_webhook_secret FROM merchants`);
+    const rows: { id: string; webhook_secret: string; previous_webhook_secret: string | null }[] = await q.query(
+      `SELECT id, webhook_secret, previous_webhook_secret FROM merchants`,
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const m of merchants) expect(byId.get(m.id)).toEqual({ id: m.id, webhook_secret: m.current, previous_webhook_secret: m.previous });
   });

@@ -65,11 +65,23 @@ describe('statement and lock timeouts against a pool and a batcher (real Postgre
     const db = await pool('-c lock_timeout=200ms -c statement_timeout=5000ms');
     try {
       const bump = statementBatcher<number, number>(async (ids) => {
-        const rows: { id: number; n: number }[] = await db.query(`WITH u AS (UPDATE ${table} SET n = n + 1 WHERE id = ANY($1::int[]) RETURNING id, n) SELECT * FROM u`, [ids]);
+        const rows: { id: number; n: number }[] = await db.query(
+          `WITH u AS (UPDATE ${table} SET n = n + 1 WHERE id = ANY($1::int[]) RETURNING id, n) SELECT * FROM u`,
+          [ids],
+        );
         return ids.map((id) => rows.find((r) => r.id === id)?.n ?? new Error('missing'));
       });
       const started = Date.now();
-      const outcomes = await locked(() => Promise.all([1, 2, 3, 4, 5, 6].map((id) => bump(id).then(() => 'ok', (e: unknown) => unavailabilityOf(e) ?? String(e)))));
+      const outcomes = await locked(() =>
+        Promise.all(
+          [1, 2, 3, 4, 5, 6].map((id) =>
+            bump(id).then(
+              () => 'ok',
+              (e: unknown) => unavailabilityOf(e) ?? String(e),
+            ),
+          ),
+        ),
+      );
       expect(outcomes).toEqual(Array(6).fill('lock_timeout'));
       expect(Date.now() - started).toBeLessThan(3_000);
       // Nothing of the failed batches committed.
@@ -93,7 +105,10 @@ describe('statement and lock timeouts against a pool and a batcher (real Postgre
             await tx.query(`SELECT 1`);
             await tx.query(`UPDATE ${table} SET n = n + 1 WHERE id = 1`);
           })
-          .then(() => undefined, (e: unknown) => e),
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
       );
       expect(unavailabilityOf(failed)).toBe('statement_timeout');
       expect((failed as { code?: string }).code).toBe('57014');
@@ -117,7 +132,10 @@ describe('statement and lock timeouts against a pool and a batcher (real Postgre
           await new Promise((r) => setTimeout(r, 700));
           await tx.query('SELECT 1');
         })
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(failed).toBeDefined();
       expect(unavailabilityOf(failed)).toMatch(/^(idle_in_transaction_timeout|connection)$/);
       expect((await admin.query(`SELECT n FROM ${table} WHERE id = 2`)).rows[0].n).toBe(0);

@@ -17,8 +17,18 @@ describe('TransactionsRepository batching (real Postgres)', () => {
   let repo: TransactionsRepository;
   let merchantId: string;
   const sale = (n: number): NewTransaction => ({
-    id: randomUUID().toUpperCase(), merchantId, reference: `TB-${n}`, operation: 'sale', acquirer: 26, method: 1, instalments: 1,
-    currency: '986', amount: 10_000 + n, maskedCard: '411111******1111', brand: 'visa', details: { n, quote: `it's "${n}"` },
+    id: randomUUID().toUpperCase(),
+    merchantId,
+    reference: `TB-${n}`,
+    operation: 'sale',
+    acquirer: 26,
+    method: 1,
+    instalments: 1,
+    currency: '986',
+    amount: 10_000 + n,
+    maskedCard: '411111******1111',
+    brand: 'visa',
+    details: { n, quote: `it's "${n}"` },
   });
   const eventsOf = async (id: string) => (await db.query('SELECT event FROM outbox WHERE aggregate_id = $1', [id])).length;
 
@@ -35,7 +45,15 @@ describe('TransactionsRepository batching (real Postgres)', () => {
   it('inserts and reads concurrent sales each as its own row', async () => {
     const input = Array.from({ length: 100 }, (_, n) => sale(n));
     const rows = await Promise.all(input.map((t) => repo.insertPending(t)));
-    rows.forEach((r, n) => expect([r.id, r.amount, r.status, r.status_version, r.details]).toEqual([input[n].id.toLowerCase(), String(10_000 + n), 0, 1, input[n].details]));
+    rows.forEach((r, n) =>
+      expect([r.id, r.amount, r.status, r.status_version, r.details]).toEqual([
+        input[n].id.toLowerCase(),
+        String(10_000 + n),
+        0,
+        1,
+        input[n].details,
+      ]),
+    );
     const read = await Promise.all([...input, input[0]].map((t) => repo.findByMerchantAndId(merchantId, t.id.toLowerCase())));
     expect(read.map((r) => r?.reference)).toEqual([...input.map((t) => t.reference), 'TB-0']);
     expect(read[100]).not.toBe(read[0]); // the same row read twice at once: two copies
@@ -47,7 +65,12 @@ describe('TransactionsRepository batching (real Postgres)', () => {
     const approve = (version: number) => ({ status: 8 as const, capturedAmount: 10_000 + version });
     const events = () => [{ event: Events.TransactionStatusChanged, payload: { x: 1 } }];
     const staleC = { ...c, status_version: 7 };
-    const [a1, a2, b1, c1] = await Promise.all([repo.transition(a, approve(1), events), repo.transition(a, approve(2), events), repo.transition(b, approve(3), events), repo.transition(staleC, approve(4), events)]);
+    const [a1, a2, b1, c1] = await Promise.all([
+      repo.transition(a, approve(1), events),
+      repo.transition(a, approve(2), events),
+      repo.transition(b, approve(3), events),
+      repo.transition(staleC, approve(4), events),
+    ]);
     expect([!!a1 !== !!a2, !!b1, !!c1]).toEqual([true, true, false]);
     expect([await eventsOf(a.id), await eventsOf(b.id), await eventsOf(c.id)]).toEqual([1, 1, 0]);
     const [ra, rb, rc] = await Promise.all([a, b, c].map((t) => repo.findByMerchantAndId(merchantId, t.id)));
@@ -76,8 +99,18 @@ describe('CaptureSettlement batching (real Postgres)', () => {
   /** A captured sale with settlement terms (no split: the merchant takes it all, fee 2 % + 10). */
   const captured = async (n: number, instalments: number) => {
     const row = await transactions.insertPending({
-      id: randomUUID(), merchantId, reference: `LB-${n}`, operation: 'sale', acquirer: 26, method: 1, instalments, currency: '986', amount: 10_000 + n,
-      maskedCard: '411111******1111', brand: 'visa', details: { terms: { kind: 'credit', brand: 'visa', fee: { ratePpm: 20_000, fixed: 10 } } },
+      id: randomUUID(),
+      merchantId,
+      reference: `LB-${n}`,
+      operation: 'sale',
+      acquirer: 26,
+      method: 1,
+      instalments,
+      currency: '986',
+      amount: 10_000 + n,
+      maskedCard: '411111******1111',
+      brand: 'visa',
+      details: { terms: { kind: 'credit', brand: 'visa', fee: { ratePpm: 20_000, fixed: 10 } } },
     });
     await db.query('UPDATE transactions SET status = 8, status_version = 2, captured_amount = amount WHERE id = $1', [row.id]);
     return row.id;

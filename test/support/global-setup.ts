@@ -63,6 +63,8 @@ export default async function globalSetup(): Promise<void> {
 
 /** Log folders are kept for looking into failures, but not forever. */
 function pruneOldRuns(logsRoot: string, keep: number): void {
-  const runs = readdirSync(logsRoot).filter((d) => /^\d+_\d+$/.test(d)).sort();
+  const runs = readdirSync(logsRoot)
+    .filter((d) => /^\d+_\d+$/.test(d))
+    .sort();
   for (const old of runs.slice(0, Math.max(0, runs.length - keep))) rmSync(join(logsRoot, old), { recursive: true, force: true });
 }

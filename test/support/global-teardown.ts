@@ -23,7 +23,9 @@ export default async function globalTeardown(): Promise<void> {
     await dropDatabase(run.databaseUrl).catch((e) => notes.push(`could not drop the test database: ${(e as Error).message}`));
   }
 
-  await deleteKeys(run.infra.redisUrl, run.queuePrefix).catch((e) => notes.push(`could not delete the run's Redis keys: ${(e as Error).message}`));
+  await deleteKeys(run.infra.redisUrl, run.queuePrefix).catch((e) =>
+    notes.push(`could not delete the run's Redis keys: ${(e as Error).message}`),
+  );
   await run.infra.stop();
   rmSync(run.scratch, { recursive: true, force: true });
   if (notes.length) process.stdout.write(`\nintegration teardown:\n  ${notes.join('\n  ')}\n`);

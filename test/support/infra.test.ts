@@ -29,7 +29,9 @@ describe('test infrastructure', () => {
     try {
       expect(infra.databaseUrl).toBe(process.env.DATABASE_URL);
       expect(new URL(infra.databaseUrl).pathname).toMatch(/^\/gw_test_\d+_\d+$/);
-      const tables = (await query(infra.databaseUrl, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)) as { table_name: string }[];
+      const tables = (await query(infra.databaseUrl, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)) as {
+        table_name: string;
+      }[];
       expect(tables.length).toBeGreaterThan(0);
 
       const redis = redisClient(infra.redisUrl);
@@ -40,7 +42,12 @@ describe('test infrastructure', () => {
       await infra.stop();
     }
     expect(process.env.QUEUE_PREFIX).toMatch(/^gwt[0-9a-f]{8}$/);
-    for (const [name, kid] of [['TRANSIT_KEYS', 't1'], ['VAULT_KEKS', 'k1'], ['FINGERPRINT_KEYS', 'f1'], ['SECRETS_KEKS', 's1']]) {
+    for (const [name, kid] of [
+      ['TRANSIT_KEYS', 't1'],
+      ['VAULT_KEKS', 'k1'],
+      ['FINGERPRINT_KEYS', 'f1'],
+      ['SECRETS_KEKS', 's1'],
+    ]) {
       const [id, key] = process.env[name]!.split(':');
       expect(id).toBe(kid);
       expect(Buffer.from(key, 'base64')).toHaveLength(32);

@@ -83,16 +83,28 @@ export async function containerRuntimeAvailable(timeoutMs = 10_000): Promise<boo
 
 async function startPostgresContainer(): Promise<StartedTestContainer> {
   const { GenericContainer, Wait } = await import('testcontainers');
-  return new GenericContainer('postgres:16-alpine')
-    .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
-    .withExposedPorts(5432)
-    // Test data needs no durability: tmpfs and no fsync make migrations and inserts much faster.
-    .withTmpFs({ '/var/lib/postgresql/data': 'rw' })
-    .withCommand(['postgres', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'])
-    // The entrypoint restarts the server once after init; the second "ready" line is the real one.
-    .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
-    .withStartupTimeout(120_000)
-    .start();
+  return (
+    new GenericContainer('postgres:16-alpine')
+      .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
+      .withExposedPorts(5432)
+      // Test data needs no durability: tmpfs and no fsync make migrations and inserts much faster.
+      .withTmpFs({ '/var/lib/postgresql/data': 'rw' })
+      .withCommand([
+        'postgres',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=300',
+      ])
+      // The entrypoint restarts the server once after init; the second "ready" line is the real one.
+      .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
+      .withStartupTimeout(120_000)
+      .start()
+  );
 }
 
 async function startRedisContainer(): Promise<StartedTestContainer> {
@@ -113,6 +125,8 @@ async function assertReachable(infra: Infra): Promise<void> {
   ].filter(Boolean);
   if (problems.length) {
     await infra.stop();
-    throw new Error(`integration tests need Postgres and Redis; not reachable:\n  ${problems.join('\n  ')}\nSet DATABASE_URL/REDIS_URL, start Docker, or start the local servers.`);
+    throw new Error(
+      `integration tests need Postgres and Redis; not reachable:\n  ${problems.join('\n  ')}\nSet DATABASE_URL/REDIS_URL, start Docker, or start the local servers.`,
+    );
   }
 }

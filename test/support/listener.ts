@@ -69,7 +69,14 @@ export class Listener {
       } catch {
         // recorded as is
       }
-      const r: Received = { path: url.pathname, transactionId: url.searchParams.get('TransactionID'), query: url.searchParams, headers: req.headers, body, json };
+      const r: Received = {
+        path: url.pathname,
+        transactionId: url.searchParams.get('TransactionID'),
+        query: url.searchParams,
+        headers: req.headers,
+        body,
+        json,
+      };
       this.received.push(r);
       const nth = this.at(r.path).length;
       const answer = (this.behaviours.get(r.path) ?? ((): ReturnType<Behaviour> => ({ status: 200 })))(r, nth);
@@ -80,4 +87,3 @@ export class Listener {
     });
   }
 }
-

@@ -13,7 +13,12 @@ export type Json = Record<string, any>;
 
 export function receiverOf(baseUrl: string, m: MerchantCredentials) {
   return (op: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpResult> =>
-    post(baseUrl, '/v1/receiver', { 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } }, headers);
+    post(
+      baseUrl,
+      '/v1/receiver',
+      { 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } },
+      headers,
+    );
 }
 
 // Unique across the run: jest gives each test file fresh module state (the counter restarts) in
@@ -26,8 +31,17 @@ export function saleBody(amount: number, listener = 'https://merchant.example/li
   return {
     order: { reference: `M-${run}-${++ref}`, totalAmount: amount },
     payment: {
-      acquirer: 26, method: 1, amount, currency: '986', country: 'BRA', numberOfPayments: 1, flag: 'visa',
-      cardHolder: 'MODEL CHECK', cardNumber: SANDBOX_CARDS[1], cardSecurityCode: '0917', cardExpirationDate: '203012',
+      acquirer: 26,
+      method: 1,
+      amount,
+      currency: '986',
+      country: 'BRA',
+      numberOfPayments: 1,
+      flag: 'visa',
+      cardHolder: 'MODEL CHECK',
+      cardNumber: SANDBOX_CARDS[1],
+      cardSecurityCode: '0917',
+      cardExpirationDate: '203012',
     },
     urlReturn: listener,
   };
@@ -79,8 +93,14 @@ export class MoneyDb {
       `SELECT status, status_version, captured_amount, cancelled_amount, charged_back_amount, pending_operation_id, processor->>'tid' AS tid FROM transactions WHERE id = $1`,
       [id],
     );
-    const events = await this.query<{ event: string; n: string }>('SELECT event, count(*) AS n FROM outbox WHERE aggregate_id = $1 GROUP BY event', [id]);
-    const ops = await this.query<{ state: string; n: string }>('SELECT state, count(*) AS n FROM transaction_operations WHERE transaction_id = $1 GROUP BY state', [id]);
+    const events = await this.query<{ event: string; n: string }>(
+      'SELECT event, count(*) AS n FROM outbox WHERE aggregate_id = $1 GROUP BY event',
+      [id],
+    );
+    const ops = await this.query<{ state: string; n: string }>(
+      'SELECT state, count(*) AS n FROM transaction_operations WHERE transaction_id = $1 GROUP BY state',
+      [id],
+    );
     return {
       status: t.status,
       statusVersion: t.status_version,
@@ -112,14 +132,17 @@ export class MoneyDb {
   /** Waits until settlement has caught up with a transaction's captures, cancels and chargebacks. */
   async settled(transactionId: string): Promise<void> {
     const id = transactionId.toLowerCase();
-    await eventually(async () => {
-      const [r] = await this.query<{ ok: boolean }>(
-        `SELECT (t.captured_amount = 0 AND s.transaction_id IS NULL) OR (s.gross = t.captured_amount AND s.cancelled = t.cancelled_amount AND s.charged_back = t.charged_back_amount) AS ok
+    await eventually(
+      async () => {
+        const [r] = await this.query<{ ok: boolean }>(
+          `SELECT (t.captured_amount = 0 AND s.transaction_id IS NULL) OR (s.gross = t.captured_amount AND s.cancelled = t.cancelled_amount AND s.charged_back = t.charged_back_amount) AS ok
          FROM transactions t LEFT JOIN settlements s ON s.transaction_id = t.id WHERE t.id = $1`,
-        [id],
-      );
-      if (!r?.ok) throw new Error(`settlement of ${transactionId} has not caught up`);
-    }, { timeoutMs: 20_000 });
+          [id],
+        );
+        if (!r?.ok) throw new Error(`settlement of ${transactionId} has not caught up`);
+      },
+      { timeoutMs: 20_000 },
+    );
   }
 }
 
@@ -129,12 +152,22 @@ export class MoneyDb {
  * Resolves with how many transactions the reconciliation compared.
  */
 export async function expectReconciled(merchantId: string): Promise<number> {
-  const { reconcile, ledger } = await eventually(async () => {
-    const both = { reconcile: await runCliRaw<Json>(['acquirer:reconcile', '--merchant', merchantId]), ledger: await runCliRaw<Json>(['ledger:verify', '--merchant', merchantId]) };
-    expect(both.ledger.json?.differences).toEqual([]);
-    return both;
-  }, { timeoutMs: 60_000, intervalMs: 1_000 });
-  expect({ code: reconcile.code, differences: reconcile.json?.differences, stderr: reconcile.stderr }).toEqual({ code: 0, differences: [], stderr: '' });
+  const { reconcile, ledger } = await eventually(
+    async () => {
+      const both = {
+        reconcile: await runCliRaw<Json>(['acquirer:reconcile', '--merchant', merchantId]),
+        ledger: await runCliRaw<Json>(['ledger:verify', '--merchant', merchantId]),
+      };
+      expect(both.ledger.json?.differences).toEqual([]);
+      return both;
+    },
+    { timeoutMs: 60_000, intervalMs: 1_000 },
+  );
+  expect({ code: reconcile.code, differences: reconcile.json?.differences, stderr: reconcile.stderr }).toEqual({
+    code: 0,
+    differences: [],
+    stderr: '',
+  });
   expect(ledger.code).toBe(0);
   return reconcile.json!.transactions;
 }

@@ -3,15 +3,20 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  freePort,
-  logTail,
-  PrivateServer,
-  startPrivatePostgresCluster,
-  startPrivateRedisServer,
-} from '../../scripts/lib/local-servers';
+import { freePort, logTail, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from '../../scripts/lib/local-servers';
 import { merchantInternalId } from '../../scripts/lib/database';
-import { AppName, APP_NAMES, appEntry, CliRun, ExitInfo, launchApp, operatorCliJson, runOperatorCli, stopApp, waitForHealth } from '../../scripts/lib/launcher';
+import {
+  AppName,
+  APP_NAMES,
+  appEntry,
+  CliRun,
+  ExitInfo,
+  launchApp,
+  operatorCliJson,
+  runOperatorCli,
+  stopApp,
+  waitForHealth,
+} from '../../scripts/lib/launcher';
 import { repoRoot, sleep } from '../../scripts/lib/processes';
 import { remember } from './leftovers';
 
@@ -75,7 +80,15 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
   // would mix two suites' logs in one file. The child writes straight into it: nothing is lost if
   // the test process is busy or dies.
   const logFile = join(logDir(), `${label}-${port}-${randomBytes(3).toString('hex')}.log`);
-  const app = launchApp({ root, name, label, env: { ...process.env, ...env, HOST: env.HOST ?? '127.0.0.1' }, port, logFile, databaseUser: opts.databaseUser });
+  const app = launchApp({
+    root,
+    name,
+    label,
+    env: { ...process.env, ...env, HOST: env.HOST ?? '127.0.0.1' },
+    port,
+    logFile,
+    databaseUser: opts.databaseUser,
+  });
   const forget = remember({ kind: 'process', pid: app.pid, label: `${name} app`, marker: appEntry(root, name) });
   void app.exited.then(forget);
 
@@ -91,13 +104,16 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
     isRunning: app.isRunning,
     log: () => readFileSync(logFile, 'utf8'),
     waitForLog: (pattern, timeoutMs = 10_000) =>
-      eventually(() => {
-        const text = handle.log();
-        if (typeof pattern === 'string' ? !text.includes(pattern) : !pattern.test(text)) {
-          throw new Error(`${name} log does not match ${pattern}; last lines:\n${logTail(logFile)}`);
-        }
-        return text;
-      }, { timeoutMs }),
+      eventually(
+        () => {
+          const text = handle.log();
+          if (typeof pattern === 'string' ? !text.includes(pattern) : !pattern.test(text)) {
+            throw new Error(`${name} log does not match ${pattern}; last lines:\n${logTail(logFile)}`);
+          }
+          return text;
+        },
+        { timeoutMs },
+      ),
     async stop(signal = 'SIGTERM', timeoutMs = 20_000) {
       return (await stopApp(app, { signal, graceMs: timeoutMs })).code;
     },
@@ -147,17 +163,27 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
     await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
     throw failed[0].reason;
   }
-  const apps = Object.fromEntries(started.map((r) => [(r as PromiseFulfilledResult<AppHandle>).value.name, (r as PromiseFulfilledResult<AppHandle>).value])) as Record<AppName, AppHandle>;
+  const apps = Object.fromEntries(
+    started.map((r) => [(r as PromiseFulfilledResult<AppHandle>).value.name, (r as PromiseFulfilledResult<AppHandle>).value]),
+  ) as Record<AppName, AppHandle>;
   const logFiles: Record<AppName, string[]> = { api: [], tokenizer: [], settlement: [], notifier: [] };
   for (const name of APP_NAMES) logFiles[name].push(apps[name].logFile);
 
   const stack: Stack = {
     baseUrl: apps.api.url,
     apps,
-    get api() { return apps.api; },
-    get tokenizer() { return apps.tokenizer; },
-    get settlement() { return apps.settlement; },
-    get notifier() { return apps.notifier; },
+    get api() {
+      return apps.api;
+    },
+    get tokenizer() {
+      return apps.tokenizer;
+    },
+    get settlement() {
+      return apps.settlement;
+    },
+    get notifier() {
+      return apps.notifier;
+    },
     logOf: (name) => logFiles[name].map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : '')).join(''),
     async restart(name, signal = 'SIGTERM', env = {}) {
       await apps[name].stop(signal);
@@ -204,7 +230,8 @@ export async function createMerchant(name: string, env: Record<string, string> =
 }
 
 /** The internal id (UUID) of the merchant with this public id. */
-export const internalIdOf = (publicId: string, databaseUrl = process.env.DATABASE_URL!): Promise<string> => merchantInternalId(databaseUrl, publicId);
+export const internalIdOf = (publicId: string, databaseUrl = process.env.DATABASE_URL!): Promise<string> =>
+  merchantInternalId(databaseUrl, publicId);
 
 export interface HttpResult {
   status: number;
@@ -260,7 +287,13 @@ export type { PrivateServer };
 export async function startPrivateRedis(): Promise<PrivateServer> {
   const server = await startPrivateRedisServer({ dir: mkdtempSync(join(tmpdir(), 'gwredis-')), persistent: false, detached: false });
   // redis-server retitles its process "redis-server 127.0.0.1:<port>": that is what we can recognise.
-  return tracked(server, (pid) => ({ kind: 'process', pid, label: `private redis ${server.port}`, marker: `redis-server 127.0.0.1:${server.port}`, dir: server.dir }));
+  return tracked(server, (pid) => ({
+    kind: 'process',
+    pid,
+    label: `private redis ${server.port}`,
+    marker: `redis-server 127.0.0.1:${server.port}`,
+    dir: server.dir,
+  }));
 }
 
 /** A Postgres cluster of its own (initdb into a temp folder) on a spare port; user postgres, trust. */

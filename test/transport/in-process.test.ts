@@ -27,10 +27,22 @@ describe('BullMQ transport (real Redis)', () => {
 
   beforeAll(async () => {
     server = new BullMqServer({ connection: redisUrl, prefix, requiredPatterns: ['echo', 'fail', 'slow'], defaultConcurrency: 8 });
-    server.addHandler('echo', handler(async (d) => (seen.push({ pattern: 'echo', data: d, correlationId: currentCorrelationId() }), { echoed: d })));
-    server.addHandler('fail', handler(async () => Promise.reject({ kind: 'not_found', code: '040', message: 'Token not found.', parameter: 'token' })));
-    server.addHandler('crash', handler(async () => Promise.reject(new Error('db exploded with secret details'))));
-    server.addHandler('slow', handler(async (d) => new Promise((r) => setTimeout(() => r(d), 1500))));
+    server.addHandler(
+      'echo',
+      handler(async (d) => (seen.push({ pattern: 'echo', data: d, correlationId: currentCorrelationId() }), { echoed: d })),
+    );
+    server.addHandler(
+      'fail',
+      handler(async () => Promise.reject({ kind: 'not_found', code: '040', message: 'Token not found.', parameter: 'token' })),
+    );
+    server.addHandler(
+      'crash',
+      handler(async () => Promise.reject(new Error('db exploded with secret details'))),
+    );
+    server.addHandler(
+      'slow',
+      handler(async (d) => new Promise((r) => setTimeout(() => r(d), 1500))),
+    );
     server.addHandler(
       'evt',
       handler(async (d) => {
@@ -40,7 +52,12 @@ describe('BullMQ transport (real Redis)', () => {
       true,
     );
     await new Promise<void>((resolve, reject) => server.listen((err?: unknown) => (err ? reject(err) : resolve())));
-    client = new BullMqClient({ connection: redisUrl, prefix, replyTimeoutMs: 800, eventJobOptions: { backoff: { type: 'fixed', delay: 100 } } });
+    client = new BullMqClient({
+      connection: redisUrl,
+      prefix,
+      replyTimeoutMs: 800,
+      eventJobOptions: { backoff: { type: 'fixed', delay: 100 } },
+    });
     await client.connect();
   });
 
@@ -60,7 +77,9 @@ describe('BullMQ transport (real Redis)', () => {
   });
 
   it('turns a structured handler failure into a RemoteError carrying it', async () => {
-    await expect(lastValueFrom(client.send('fail', {}))).rejects.toEqual(new RemoteError({ kind: 'not_found', code: '040', message: 'Token not found.', parameter: 'token' }));
+    await expect(lastValueFrom(client.send('fail', {}))).rejects.toEqual(
+      new RemoteError({ kind: 'not_found', code: '040', message: 'Token not found.', parameter: 'token' }),
+    );
     const err = await lastValueFrom(client.send('fail', {})).catch((e) => e);
     expect(err.payload.code).toBe('040');
   });
@@ -82,7 +101,9 @@ describe('BullMQ transport (real Redis)', () => {
 
   it('retries a failing event handler until it succeeds', async () => {
     await lastValueFrom(client.emit('evt', { flaky: true, id: 'f1' }));
-    await eventually(() => expect(seen.filter((s) => s.pattern === 'evt' && (s.data as { id?: string }).id === 'f1')).toHaveLength(2), { timeoutMs: 10_000 });
+    await eventually(() => expect(seen.filter((s) => s.pattern === 'evt' && (s.data as { id?: string }).id === 'f1')).toHaveLength(2), {
+      timeoutMs: 10_000,
+    });
   });
 
   it('runs an event published twice with one deterministic job id once', async () => {
@@ -105,7 +126,10 @@ describe('BullMQ transport (real Redis)', () => {
 
   it('refuses to listen when a required pattern has no handler, naming it', async () => {
     const incomplete = new BullMqServer({ connection: redisUrl, prefix, requiredPatterns: ['echo', 'token.add'] });
-    incomplete.addHandler('echo', handler(async () => 1));
+    incomplete.addHandler(
+      'echo',
+      handler(async () => 1),
+    );
     const err = await new Promise<unknown>((resolve) => incomplete.listen((e?: unknown) => resolve(e)));
     expect(String(err)).toContain('no handler for pattern(s): token.add');
     await incomplete.close();

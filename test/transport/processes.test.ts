@@ -20,7 +20,11 @@ describe('transport across processes', () => {
   const cards = bulkCards(200);
   const add = (baseUrl: string, cardNumber: string) =>
     post(baseUrl, '/v1/token/add', {
-      'transaction-request': { version: '1.0.0', verification: merchant, tokencard: { cardNumber, cardHolder: 'TRANSPORT', cardExpirationDate: '203107' } },
+      'transaction-request': {
+        version: '1.0.0',
+        verification: merchant,
+        tokencard: { cardNumber, cardHolder: 'TRANSPORT', cardExpirationDate: '203107' },
+      },
     });
 
   beforeAll(async () => {
@@ -29,7 +33,11 @@ describe('transport across processes', () => {
 
   it('two tokenizers on one queue handle each request exactly once, and SIGTERM drains in-flight work', async () => {
     const env = { LOG_LEVEL: 'debug', TOKENIZER_CONCURRENCY: '8' };
-    const [a, b, api] = await Promise.all([startApp('tokenizer', env, { label: 'tokenizer-a' }), startApp('tokenizer', env, { label: 'tokenizer-b' }), startApp('api')]);
+    const [a, b, api] = await Promise.all([
+      startApp('tokenizer', env, { label: 'tokenizer-a' }),
+      startApp('tokenizer', env, { label: 'tokenizer-b' }),
+      startApp('api'),
+    ]);
     try {
       const responses = cards.slice(0, 120).map((card) => add(api.url, card));
       // Stop tokenizer A while work is flowing through it: what it holds must still complete.

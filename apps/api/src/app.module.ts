@@ -7,7 +7,17 @@ import { HttpExceptionFilter } from './errors/http-exception.filter';
 import { gatewayClientProvider } from './messaging/gateway-client.provider';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
-import { AuditTrail, DeliveriesRepository, FeePlansRepository, IdempotencyKeysRepository, OperatorsRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import {
+  AuditTrail,
+  DeliveriesRepository,
+  FeePlansRepository,
+  IdempotencyKeysRepository,
+  OperatorsRepository,
+  LedgerRepository,
+  MerchantsRepository,
+  RecipientsRepository,
+  TransactionsRepository,
+} from '@app/persistence';
 import { AdminController } from './admin/admin.controller';
 import { AdminQueues } from './admin/admin-queues';
 import { IdempotencyService } from './idempotency/idempotency.service';

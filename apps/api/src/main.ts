@@ -44,7 +44,11 @@ async function bootstrap(): Promise<void> {
   // WIRE.md 1: only JSON is accepted. Checked before any parser runs, so a form or text body is a
   // 415 whatever parsers the framework registered.
   fastify.addHook('onRequest', (req, _reply, done) => {
-    if (req.method === 'POST' && !(req.routeOptions?.url ?? '').startsWith('/admin') && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
+    if (
+      req.method === 'POST' &&
+      !(req.routeOptions?.url ?? '').startsWith('/admin') &&
+      !JSON_TYPE.test(req.headers['content-type'] ?? '')
+    ) {
       done(new DomainError('media_type', ErrorCodes.UnsupportedMediaType, 'Content-Type must be application/json.'));
     } else {
       done();

@@ -1,19 +1,32 @@
 import fc from 'fast-check';
 import { TEST_CARDS } from '@app/card';
-import { SaleDto } from '../transactions/sale.dto';
-import { ReportDto, TransactionOperationDto } from '../transactions/operations.dto';
-import { TokenAddDto, TokenRetrieveDto } from '../tokens/token.dto';
-import { EnvelopeHeaderDto } from './envelope';
-import { classValidatorErrors, problemsOf } from './validate';
-import { instantiate, passes } from './wire-fields';
+import { SaleDto } from './transactions/sale.dto';
+import { ReportDto, TransactionOperationDto } from './transactions/operations.dto';
+import { TokenAddDto, TokenRetrieveDto } from './tokens/token.dto';
+import { EnvelopeHeaderDto } from './envelope/envelope';
+import { classValidatorErrors, problemsOf } from './envelope/validate';
+import { instantiate, passes } from './envelope/wire-fields';
 
 type Plain = Record<string, unknown>;
 
 const validSale = (): Plain => ({
   order: { reference: 'A-1', totalAmount: 150000 },
   payment: {
-    acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', numberOfPayments: 1, flag: 'visa', cardHolder: 'MARIA',
-    cardNumber: TEST_CARDS.visa, cardSecurityCode: '123', cardExpirationDate: '203012', split: [{ recipient: 'r1', percentage: '10' }, { recipient: 'r2', amount: 100 }],
+    acquirer: 26,
+    method: 1,
+    amount: 150000,
+    currency: '986',
+    country: 'BRA',
+    numberOfPayments: 1,
+    flag: 'visa',
+    cardHolder: 'MARIA',
+    cardNumber: TEST_CARDS.visa,
+    cardSecurityCode: '123',
+    cardExpirationDate: '203012',
+    split: [
+      { recipient: 'r1', percentage: '10' },
+      { recipient: 'r2', amount: 100 },
+    ],
   },
   billing: { name: 'Maria', state: 'SP', postalCode: '01310100', email: 'maria@example.com' },
   urlReturn: 'https://merchant.example/listener',
@@ -22,11 +35,54 @@ const validSale = (): Plain => ({
 
 /** Values of every kind a field may be given, valid somewhere and wrong elsewhere. */
 const anyValue = fc.oneof(
-  fc.constantFrom(undefined, null, '', ' ', 'x', 'true', 'false', true, false, 0, 1, -1, 2, 13, 1.5, '1.5', '12', '986', 'BRA', 'SP', '203012', '202001', '123', '12345',
-    TEST_CARDS.visa, TEST_CARDS.amex, '4111111111111112', 'ab'.repeat(32), 'visa', 'amex', 'https://a.example/', 'ftp://a/', '52580F07-80FD-3241-DAE2-BDC38138193A', {}, [], [{}], [null], ['x'], '1.0.0'),
+  fc.constantFrom(
+    undefined,
+    null,
+    '',
+    ' ',
+    'x',
+    'true',
+    'false',
+    true,
+    false,
+    0,
+    1,
+    -1,
+    2,
+    13,
+    1.5,
+    '1.5',
+    '12',
+    '986',
+    'BRA',
+    'SP',
+    '203012',
+    '202001',
+    '123',
+    '12345',
+    TEST_CARDS.visa,
+    TEST_CARDS.amex,
+    '4111111111111112',
+    'ab'.repeat(32),
+    'visa',
+    'amex',
+    'https://a.example/',
+    'ftp://a/',
+    '52580F07-80FD-3241-DAE2-BDC38138193A',
+    {},
+    [],
+    [{}],
+    [null],
+    ['x'],
+    '1.0.0',
+  ),
   fc.string({ maxLength: 70 }),
   fc.integer(),
-  fc.dictionary(fc.constantFrom('percentage', 'amount', 'recipient', 'liable', 'name'), fc.constantFrom<unknown>('10', 5, 'x', null, true), { maxKeys: 3 }),
+  fc.dictionary(
+    fc.constantFrom('percentage', 'amount', 'recipient', 'liable', 'name'),
+    fc.constantFrom<unknown>('10', 5, 'x', null, true),
+    { maxKeys: 3 },
+  ),
 );
 
 /** Sets `value` at a path of `body` (creating objects on the way), or deletes it for undefined. */
@@ -41,10 +97,38 @@ function setAt(body: Plain, path: readonly string[], value: unknown): void {
 }
 
 const SALE_PATHS = [
-  ['order'], ['order', 'reference'], ['order', 'totalAmount'], ['payment'], ['billing'], ['urlReturn'], ['fraud'],
-  ...['acquirer', 'method', 'amount', 'currency', 'country', 'numberOfPayments', 'groupNumber', 'departureTax', 'softDescriptor', 'flag', 'saveCreditCard',
-    'generateToken', 'tokenCard', 'cardToken', 'cardNumber', 'cardHolder', 'cardExpirationDate', 'cardSecurityCode', 'split'].map((k) => ['payment', k]),
-  ['payment', 'split', '0'], ['payment', 'split', '1', 'percentage'], ['payment', 'split', '0', 'amount'], ['payment', 'split', '1', 'liable'],
+  ['order'],
+  ['order', 'reference'],
+  ['order', 'totalAmount'],
+  ['payment'],
+  ['billing'],
+  ['urlReturn'],
+  ['fraud'],
+  ...[
+    'acquirer',
+    'method',
+    'amount',
+    'currency',
+    'country',
+    'numberOfPayments',
+    'groupNumber',
+    'departureTax',
+    'softDescriptor',
+    'flag',
+    'saveCreditCard',
+    'generateToken',
+    'tokenCard',
+    'cardToken',
+    'cardNumber',
+    'cardHolder',
+    'cardExpirationDate',
+    'cardSecurityCode',
+    'split',
+  ].map((k) => ['payment', k]),
+  ['payment', 'split', '0'],
+  ['payment', 'split', '1', 'percentage'],
+  ['payment', 'split', '0', 'amount'],
+  ['payment', 'split', '1', 'liable'],
   ...['name', 'state', 'postalCode', 'email', 'phone', 'country'].map((k) => ['billing', k]),
 ];
 
@@ -83,6 +167,9 @@ describe('passes() and class-validator agree', () => {
     ['retrieve-token', TokenRetrieveDto, ['token', 'tokenCard']],
     ['envelope', EnvelopeHeaderDto, ['version', 'verification']],
   ])('on any %s body', (_name, cls, keys) => {
-    fc.assert(fc.property(fc.dictionary(fc.constantFrom(...keys), anyValue), (body) => agree(cls, body as Plain)), { numRuns: 1500 });
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom(...keys), anyValue), (body) => agree(cls, body as Plain)),
+      { numRuns: 1500 },
+    );
   });
 });

@@ -2,11 +2,28 @@ import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
-import { AuditTrail, databaseIdentity, dataSourceOptions, DeliveriesRepository, identityProblem, OperatorsRepository, FeePlansRepository, LedgerRepository, MerchantsRepository, RecipientsRepository, TransactionsRepository } from '@app/persistence';
+import {
+  AuditTrail,
+  databaseIdentity,
+  dataSourceOptions,
+  DeliveriesRepository,
+  identityProblem,
+  OperatorsRepository,
+  FeePlansRepository,
+  LedgerRepository,
+  MerchantsRepository,
+  RecipientsRepository,
+  TransactionsRepository,
+} from '@app/persistence';
 import { TokenCardKeysRepository } from '@app/vault-store';
 import { CaptureSettlement, ChargebackSettlement, VerifyLedger } from '@app/settlement';
 import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
-import { DeliveryQueueRef, MerchantRotateWebhookSecretCommand, WebhooksListCommand, WebhooksReplayCommand } from './webhooks/webhook.commands';
+import {
+  DeliveryQueueRef,
+  MerchantRotateWebhookSecretCommand,
+  WebhooksListCommand,
+  WebhooksReplayCommand,
+} from './webhooks/webhook.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
 import { MerchantSetLimitsCommand } from './merchants/merchant-limits.command';
@@ -78,7 +95,11 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     TransactionsRepository,
     PostgresSandboxCallLog,
     // The sandbox serves every acquirer code here; its books are its call log. The CLI never authorizes.
-    { provide: ACQUIRER_CONNECTOR, inject: [PostgresSandboxCallLog], useFactory: (log: PostgresSandboxCallLog) => new SandboxAcquirer(log, { slowApprovalMs: 0 }) },
+    {
+      provide: ACQUIRER_CONNECTOR,
+      inject: [PostgresSandboxCallLog],
+      useFactory: (log: PostgresSandboxCallLog) => new SandboxAcquirer(log, { slowApprovalMs: 0 }),
+    },
     AcquirerReconcileCommand,
     DeliveriesRepository,
     { provide: DeliveryQueueRef, inject: [CliConfig], useFactory: (cfg: CliConfig) => new DeliveryQueueRef(cfg) },

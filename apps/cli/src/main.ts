@@ -11,7 +11,13 @@ async function main(): Promise<void> {
   };
   // abortOnError false: a failure while the module starts (Postgres unreachable, the wrong database
   // role in production) reaches the catch below and is said, instead of Nest's silent exit 1.
-  const app = await CommandFactory.runWithoutClosing(CliModule, { logger: false, abortOnError: false, errorHandler: fail, serviceErrorHandler: fail, cliName: 'gateway' });
+  const app = await CommandFactory.runWithoutClosing(CliModule, {
+    logger: false,
+    abortOnError: false,
+    errorHandler: fail,
+    serviceErrorHandler: fail,
+    cliName: 'gateway',
+  });
   await app.close();
 }
 

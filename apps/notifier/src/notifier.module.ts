@@ -27,12 +27,16 @@ export class NotifierModule implements OnApplicationShutdown {
       providers: [
         { provide: NotifierConfig, useValue: config },
         // Redis down is /health's to report and the jobs' to retry: an unhandled 'error' would crash.
-        { provide: REDIS, useFactory: () => new IORedis(config.base.redisUrl, { maxRetriesPerRequest: null }).on('error', () => undefined) },
+        {
+          provide: REDIS,
+          useFactory: () => new IORedis(config.base.redisUrl, { maxRetriesPerRequest: null }).on('error', () => undefined),
+        },
         {
           provide: Queue,
           inject: [REDIS],
           // Its connection also feeds the delivery worker (which duplicates it for blocking reads).
-          useFactory: (redis: IORedis) => new Queue(DELIVERY_QUEUE, { connection: redis, prefix: config.base.queuePrefix }).on('error', () => undefined),
+          useFactory: (redis: IORedis) =>
+            new Queue(DELIVERY_QUEUE, { connection: redis, prefix: config.base.queuePrefix }).on('error', () => undefined),
         },
         DeliveriesRepository,
         MerchantsRepository,

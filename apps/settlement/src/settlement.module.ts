@@ -13,7 +13,13 @@ export class SettlementModule {
       module: SettlementModule,
       imports: appImports('settlement', config.base, config.dbPoolSize),
       controllers: [SettlementHandler],
-      providers: [{ provide: SettlementConfig, useValue: config }, LedgerRepository, CaptureSettlement, CancelSettlement, SettlementService],
+      providers: [
+        { provide: SettlementConfig, useValue: config },
+        LedgerRepository,
+        CaptureSettlement,
+        CancelSettlement,
+        SettlementService,
+      ],
     };
   }
 }

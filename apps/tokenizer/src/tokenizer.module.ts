@@ -40,14 +40,18 @@ export class TokenizerModule {
           // Read-only use (does a job exist?); errors are the reconciler's to retry, not a crash.
           provide: AUTHORIZE_QUEUE,
           useFactory: () =>
-            new Queue(Patterns.CardAuthorize, { connection: new IORedis(config.base.redisUrl, { maxRetriesPerRequest: 1 }).on('error', () => undefined), prefix: config.base.queuePrefix }).on('error', () => undefined),
+            new Queue(Patterns.CardAuthorize, {
+              connection: new IORedis(config.base.redisUrl, { maxRetriesPerRequest: 1 }).on('error', () => undefined),
+              prefix: config.base.queuePrefix,
+            }).on('error', () => undefined),
         },
         PostgresSandboxCallLog,
         {
           // In this (test) environment every acquirer code is served by the sandbox.
           provide: ACQUIRER_CONNECTOR,
           inject: [PostgresSandboxCallLog],
-          useFactory: (log: PostgresSandboxCallLog) => new SandboxAcquirer(log, { slowApprovalMs: config.sandboxSlowApprovalMs, followUpLatencyMs: config.sandboxFollowUpLatencyMs }),
+          useFactory: (log: PostgresSandboxCallLog) =>
+            new SandboxAcquirer(log, { slowApprovalMs: config.sandboxSlowApprovalMs, followUpLatencyMs: config.sandboxFollowUpLatencyMs }),
         },
         {
           provide: EVENTS_CLIENT,
@@ -58,11 +62,18 @@ export class TokenizerModule {
           inject: [getDataSourceToken(), EVENTS_CLIENT],
           // Outbox rows hold events as the payments service built them from the catalogue's types.
           useFactory: (db: DataSource, events: TypedClient) =>
-            new OutboxRelay(db, (event, id, payload) => lastValueFrom(events.emit(event as EventName, withJobId(payload as EventPayloadOf<EventName>, `outbox-${id}`)), { defaultValue: undefined }), {
-              intervalMs: config.outboxIntervalMs,
-              pokeDelayMs: config.outboxPokeDelayMs,
-              batchSize: 100,
-            }),
+            new OutboxRelay(
+              db,
+              (event, id, payload) =>
+                lastValueFrom(events.emit(event as EventName, withJobId(payload as EventPayloadOf<EventName>, `outbox-${id}`)), {
+                  defaultValue: undefined,
+                }),
+              {
+                intervalMs: config.outboxIntervalMs,
+                pokeDelayMs: config.outboxPokeDelayMs,
+                batchSize: 100,
+              },
+            ),
         },
       ],
     };

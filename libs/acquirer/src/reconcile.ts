@@ -28,9 +28,18 @@ const APPROVED_STATUSES = new Set([3, 6, 8, 12]);
  * `heldGraceMs` is not compared; one held longer is itself a difference (its worker is gone and
  * the reconciler has not settled it).
  */
-export function differencesOf(t: RecordedTransaction, book: AcquirerBook | undefined, now: Date, heldGraceMs: number): ReconcileDifference[] {
+export function differencesOf(
+  t: RecordedTransaction,
+  book: AcquirerBook | undefined,
+  now: Date,
+  heldGraceMs: number,
+): ReconcileDifference[] {
   const out: ReconcileDifference[] = [];
-  const diff = (check: ReconcileDifference['check'], gateway: ReconcileDifference['gateway'], acquirer: ReconcileDifference['acquirer']) => {
+  const diff = (
+    check: ReconcileDifference['check'],
+    gateway: ReconcileDifference['gateway'],
+    acquirer: ReconcileDifference['acquirer'],
+  ) => {
     if (gateway !== acquirer) out.push({ transactionId: t.id.toUpperCase(), merchantId: t.merchantId, check, gateway, acquirer });
   };
   if (t.heldSince) {

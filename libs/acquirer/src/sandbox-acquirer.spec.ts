@@ -34,7 +34,16 @@ class MemoryCallLog implements SandboxCallLog {
 }
 
 const command = (pan: string, operationKey = `tx-${pan.slice(-1)}`) => ({
-  operationKey, acquirer: 26, pan, expYear: 2030, expMonth: 12, holder: 'X', amount: 1000, currency: '986', instalments: 1, capture: true,
+  operationKey,
+  acquirer: 26,
+  pan,
+  expYear: 2030,
+  expMonth: 12,
+  holder: 'X',
+  amount: 1000,
+  currency: '986',
+  instalments: 1,
+  capture: true,
 });
 
 describe('sandbox acquirer', () => {
@@ -46,9 +55,16 @@ describe('sandbox acquirer', () => {
   });
 
   it.each([
-    [0, 'approved', '00'], [1, 'approved', '00'], [4, 'approved', '00'], [6, 'approved', '00'],
-    [2, 'declined', '05'], [3, 'declined', '54'], [5, 'declined', '78'], [7, 'declined', '14'],
-    [8, 'timeout', '91'], [9, 'approved', '00'],
+    [0, 'approved', '00'],
+    [1, 'approved', '00'],
+    [4, 'approved', '00'],
+    [6, 'approved', '00'],
+    [2, 'declined', '05'],
+    [3, 'declined', '54'],
+    [5, 'declined', '78'],
+    [7, 'declined', '14'],
+    [8, 'timeout', '91'],
+    [9, 'approved', '00'],
   ])('a card ending in %i is %s with return code %s', async (digit, outcome, returnCode) => {
     const r = await sandbox.authorize(command(withLastDigit(TEST_CARDS.visa, digit)));
     expect(r).toMatchObject({ outcome, returnCode });
@@ -89,20 +105,26 @@ describe('sandbox acquirer', () => {
     expect(await sandbox.cancel({ operationKey: 'lost-1', tid: ok.tid, amount: 500 })).toMatchObject({ outcome: 'declined', voided: true });
     const done = await sandbox.capture({ operationKey: 'done-1', tid: ok.tid, amount: 500 });
     expect(await sandbox.fence('done-1', 'capture')).toEqual(done);
-    expect(log.calls.filter((c) => c.result.outcome === 'approved' && c.kind !== 'authorize').map((c) => c.operationKey)).toEqual(['done-1']);
+    expect(log.calls.filter((c) => c.result.outcome === 'approved' && c.kind !== 'authorize').map((c) => c.operationKey)).toEqual([
+      'done-1',
+    ]);
   });
 
   it('never records more of a card number than its first 6 and last 4 digits', async () => {
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 9 }).filter((d) => d !== 9), fc.stringMatching(/^\d{9}$/), async (digit, middle) => {
-        const pan = withLastDigit(`411111${middle}0`, digit);
-        const key = `k-${++n}`;
-        await sandbox.authorize(command(pan, key));
-        expect(JSON.stringify(log.calls)).not.toContain(pan);
-        const recorded = log.calls.find((c) => c.operationKey === key)!;
-        expect(recorded.maskedPan).toBe(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 9 }).filter((d) => d !== 9),
+        fc.stringMatching(/^\d{9}$/),
+        async (digit, middle) => {
+          const pan = withLastDigit(`411111${middle}0`, digit);
+          const key = `k-${++n}`;
+          await sandbox.authorize(command(pan, key));
+          expect(JSON.stringify(log.calls)).not.toContain(pan);
+          const recorded = log.calls.find((c) => c.operationKey === key)!;
+          expect(recorded.maskedPan).toBe(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
+        },
+      ),
       { numRuns: 200 },
     );
   });

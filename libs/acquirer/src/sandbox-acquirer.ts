@@ -24,7 +24,10 @@ const BY_LAST_DIGIT: Record<string, { outcome: AcquirerResult['outcome']; return
 export class SandboxAcquirer implements AcquirerConnector {
   constructor(
     private readonly log: SandboxCallLog,
-    private readonly opts: { slowApprovalMs: number; /** A capture's or cancel's network time, half before and half after it acts. */ followUpLatencyMs?: number },
+    private readonly opts: {
+      slowApprovalMs: number;
+      /** A capture's or cancel's network time, half before and half after it acts. */ followUpLatencyMs?: number;
+    },
   ) {}
 
   async authorize(cmd: AuthorizeCommand): Promise<AcquirerResult> {
@@ -39,7 +42,15 @@ export class SandboxAcquirer implements AcquirerConnector {
       nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0'),
     };
     // Recorded (once per operation key) before it is answered; a repeat gets the first answer.
-    return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'authorize', capture: cmd.capture, maskedPan: maskPan(cmd.pan), amount: cmd.amount, tid: result.tid, result });
+    return this.log.recordOnce({
+      operationKey: cmd.operationKey,
+      kind: 'authorize',
+      capture: cmd.capture,
+      maskedPan: maskPan(cmd.pan),
+      amount: cmd.amount,
+      tid: result.tid,
+      result,
+    });
   }
 
   capture(cmd: FollowUpCommand): Promise<AcquirerResult> {
@@ -61,7 +72,13 @@ export class SandboxAcquirer implements AcquirerConnector {
 
   /** Undoes an authorization whose outcome was unknown; accepted for any tid the sandbox issued. */
   async reverse(cmd: FollowUpCommand): Promise<AcquirerResult> {
-    const result: AcquirerResult = { outcome: 'approved', returnCode: '00', returnMessage: 'Reversed', tid: cmd.tid, nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0') };
+    const result: AcquirerResult = {
+      outcome: 'approved',
+      returnCode: '00',
+      returnMessage: 'Reversed',
+      tid: cmd.tid,
+      nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0'),
+    };
     return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'reverse', tid: cmd.tid, result });
   }
 
@@ -71,7 +88,14 @@ export class SandboxAcquirer implements AcquirerConnector {
 
   async fence(operationKey: string, kind: 'capture' | 'cancel'): Promise<AcquirerResult> {
     // First call under a key wins: a call that landed before stands, otherwise this refusal does.
-    const refused: AcquirerResult = { outcome: 'declined', returnCode: 'VD', returnMessage: 'Voided: never received before the gateway closed its key', tid: '', nsu: '', voided: true };
+    const refused: AcquirerResult = {
+      outcome: 'declined',
+      returnCode: 'VD',
+      returnMessage: 'Voided: never received before the gateway closed its key',
+      tid: '',
+      nsu: '',
+      voided: true,
+    };
     return this.log.recordOnce({ operationKey, kind, result: refused });
   }
 
@@ -88,7 +112,13 @@ export class SandboxAcquirer implements AcquirerConnector {
     if (known) return known.result;
     const approved = await this.log.findApprovedAuthorization(cmd.tid);
     const result: AcquirerResult = approved
-      ? { outcome: 'approved', returnCode: '00', returnMessage: kind === 'capture' ? 'Captured' : 'Cancelled', tid: cmd.tid, nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0') }
+      ? {
+          outcome: 'approved',
+          returnCode: '00',
+          returnMessage: kind === 'capture' ? 'Captured' : 'Cancelled',
+          tid: cmd.tid,
+          nsu: String(randomInt(0, 1_000_000_000)).padStart(9, '0'),
+        }
       : { outcome: 'declined', returnCode: '57', returnMessage: 'Unknown transaction', tid: cmd.tid, nsu: '' };
     return this.log.recordOnce({ operationKey: cmd.operationKey, kind, amount: cmd.amount, tid: cmd.tid, result });
   }

@@ -80,7 +80,12 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
       } else {
         // Another delivery of the same operation got there first: its result is the answer. The
         // insert has committed: a failure here is this call's alone (it is retried with its key).
-        out.push(await this.recordRepeat(call).then((first) => first!.result, (e: Error) => e));
+        out.push(
+          await this.recordRepeat(call).then(
+            (first) => first!.result,
+            (e: Error) => e,
+          ),
+        );
       }
     }
     return out;
@@ -90,18 +95,37 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
   async recordRepeat(call: Pick<SandboxCall, 'operationKey' | 'kind' | 'maskedPan' | 'amount'>): Promise<SandboxCall | undefined> {
     const first = await this.find(call.operationKey);
     if (first) {
-      await this.db.query('INSERT INTO sandbox_calls (operation_key, kind, repeat, masked_pan, amount, tid, result) VALUES ($1, $2, true, $3, $4, $5, $6)', [
-        call.operationKey, call.kind, call.maskedPan ?? null, call.amount ?? null, first.tid ?? null, JSON.stringify(first.result),
-      ]);
+      await this.db.query(
+        'INSERT INTO sandbox_calls (operation_key, kind, repeat, masked_pan, amount, tid, result) VALUES ($1, $2, true, $3, $4, $5, $6)',
+        [call.operationKey, call.kind, call.maskedPan ?? null, call.amount ?? null, first.tid ?? null, JSON.stringify(first.result)],
+      );
     }
     return first;
   }
 
   async find(operationKey: string): Promise<SandboxCall | undefined> {
-    const rows: { operation_key: string; kind: SandboxCall['kind']; masked_pan: string | null; amount: string | null; tid: string | null; result: AcquirerResult }[] =
-      await this.db.query('SELECT operation_key, kind, masked_pan, amount, tid, result FROM sandbox_calls WHERE operation_key = $1 AND NOT repeat', [operationKey]);
+    const rows: {
+      operation_key: string;
+      kind: SandboxCall['kind'];
+      masked_pan: string | null;
+      amount: string | null;
+      tid: string | null;
+      result: AcquirerResult;
+    }[] = await this.db.query(
+      'SELECT operation_key, kind, masked_pan, amount, tid, result FROM sandbox_calls WHERE operation_key = $1 AND NOT repeat',
+      [operationKey],
+    );
     const r = rows[0];
-    return r && { operationKey: r.operation_key, kind: r.kind, maskedPan: r.masked_pan ?? undefined, amount: r.amount === null ? undefined : Number(r.amount), tid: r.tid ?? undefined, result: r.result };
+    return (
+      r && {
+        operationKey: r.operation_key,
+        kind: r.kind,
+        maskedPan: r.masked_pan ?? undefined,
+        amount: r.amount === null ? undefined : Number(r.amount),
+        tid: r.tid ?? undefined,
+        result: r.result,
+      }
+    );
   }
 
   async books(tids: readonly string[]): Promise<Map<string, AcquirerBook>> {
@@ -115,11 +139,16 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
        GROUP BY tid`,
       [tids],
     );
-    return new Map(rows.map((r) => [r.tid, { tid: r.tid, approved: r.approved, captured: Number(r.captured), cancelled: Number(r.cancelled) }]));
+    return new Map(
+      rows.map((r) => [r.tid, { tid: r.tid, approved: r.approved, captured: Number(r.captured), cancelled: Number(r.cancelled) }]),
+    );
   }
 
   async touchedSince(since: Date): Promise<string[]> {
-    const rows: { tid: string }[] = await this.db.query(`SELECT DISTINCT tid FROM sandbox_calls WHERE created_at >= $1 AND tid IS NOT NULL AND tid <> ''`, [since]);
+    const rows: { tid: string }[] = await this.db.query(
+      `SELECT DISTINCT tid FROM sandbox_calls WHERE created_at >= $1 AND tid IS NOT NULL AND tid <> ''`,
+      [since],
+    );
     return rows.map((r) => r.tid);
   }
 

@@ -30,7 +30,9 @@ export class DatabaseRoleCheckModule {
   static forRoot(app: RoleOwner, base: BaseConfig): DynamicModule {
     return {
       module: DatabaseRoleCheckModule,
-      providers: [{ provide: DatabaseRoleCheck, inject: [DataSource], useFactory: (db: DataSource) => new DatabaseRoleCheck(db, app, base.nodeEnv) }],
+      providers: [
+        { provide: DatabaseRoleCheck, inject: [DataSource], useFactory: (db: DataSource) => new DatabaseRoleCheck(db, app, base.nodeEnv) },
+      ],
     };
   }
 }

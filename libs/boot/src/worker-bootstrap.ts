@@ -20,7 +20,9 @@ export interface WorkerBoot {
  * in-flight jobs, so a deploy never cuts a job in half.
  */
 export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(opts.module as never, new FastifyAdapter({ logger: false }), { bufferLogs: true });
+  const app = await NestFactory.create<NestFastifyApplication>(opts.module as never, new FastifyAdapter({ logger: false }), {
+    bufferLogs: true,
+  });
   const logger = app.get(Logger);
   app.useLogger(logger);
   const transport = new BullMqServer({

@@ -64,7 +64,10 @@ describe('validateCard', () => {
     fc.assert(
       fc.property(
         // Mostly numbers that pass Luhn and brand checks, so every later rule gets its turn.
-        fc.oneof(fc.tuple(fc.constantFrom(...Object.values(TEST_CARDS)), fc.integer({ min: 0, max: 9 })).map(([p, d]) => withLastDigit(p, d)), digits(12, 19)),
+        fc.oneof(
+          fc.tuple(fc.constantFrom(...Object.values(TEST_CARDS)), fc.integer({ min: 0, max: 9 })).map(([p, d]) => withLastDigit(p, d)),
+          digits(12, 19),
+        ),
         fc.constantFrom('123', '0917', '083', '12345', 'abc'),
         fc.constantFrom('203012', '202001', '203013'),
         fc.constantFrom(undefined, 'visa', 'elo', 'nope'),

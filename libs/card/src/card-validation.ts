@@ -32,7 +32,12 @@ function problem(code: ErrorCode, parameter: string, message: string): DomainErr
 export type CardFieldProblem = DomainErrorPayload | null;
 
 export function checkCardNumber(pan: string): CardFieldProblem {
-  if (!/^\d{12,19}$/.test(pan)) return problem(ErrorCodes.InvalidCardNumber, 'cardNumber', 'The card number must be 12 to 19 digits, with no spaces or other characters.');
+  if (!/^\d{12,19}$/.test(pan))
+    return problem(
+      ErrorCodes.InvalidCardNumber,
+      'cardNumber',
+      'The card number must be 12 to 19 digits, with no spaces or other characters.',
+    );
   if (!isLuhnValid(pan)) return problem(ErrorCodes.InvalidCardNumber, 'cardNumber', 'The card number is not valid (check digit mismatch).');
   if (detectBrand(pan)) return null;
   const byPrefix = brandByPrefix(pan);
@@ -47,13 +52,15 @@ export function checkFlag(flag: string | undefined, pan: string): CardFieldProbl
   const flagged = normalizeFlag(flag);
   if (!flagged) return problem(ErrorCodes.InvalidField, 'flag', 'The flag is not a known card brand.');
   const brand = detectBrand(pan);
-  if (brand && flagged !== brand) return problem(ErrorCodes.FlagMismatch, 'flag', `The flag is ${flagged} but the card number is a ${brand} card.`);
+  if (brand && flagged !== brand)
+    return problem(ErrorCodes.FlagMismatch, 'flag', `The flag is ${flagged} but the card number is a ${brand} card.`);
   return null;
 }
 
 export function checkExpiry(date: string, now: Date = new Date()): CardFieldProblem {
   const expiry = parseExpiry(date);
-  if (!expiry) return problem(ErrorCodes.InvalidField, 'cardExpirationDate', 'The expiration date must be YYYYMM, with a month from 01 to 12.');
+  if (!expiry)
+    return problem(ErrorCodes.InvalidField, 'cardExpirationDate', 'The expiration date must be YYYYMM, with a month from 01 to 12.');
   if (isExpired(expiry, now)) return problem(ErrorCodes.CardExpired, 'cardExpirationDate', 'The card is expired.');
   return null;
 }
@@ -69,7 +76,8 @@ export function checkHolder(holder: string | undefined): CardFieldProblem {
 }
 
 export function checkSecurityCode(code: string | undefined): CardFieldProblem {
-  if (code !== undefined && !/^\d{3,4}$/.test(code)) return problem(ErrorCodes.InvalidSecurityCode, 'cardSecurityCode', 'The security code must be 3 or 4 digits.');
+  if (code !== undefined && !/^\d{3,4}$/.test(code))
+    return problem(ErrorCodes.InvalidSecurityCode, 'cardSecurityCode', 'The security code must be 3 or 4 digits.');
   return null;
 }
 
@@ -80,7 +88,11 @@ export function checkSecurityCode(code: string | undefined): CardFieldProblem {
 export function validateCard(input: CardInput, now: Date = new Date()): CardValidationResult {
   const pan = input.cardNumber;
   const first =
-    checkCardNumber(pan) ?? checkFlag(input.flag, pan) ?? checkExpiry(input.cardExpirationDate, now) ?? checkHolder(input.cardHolder) ?? checkSecurityCode(input.cardSecurityCode);
+    checkCardNumber(pan) ??
+    checkFlag(input.flag, pan) ??
+    checkExpiry(input.cardExpirationDate, now) ??
+    checkHolder(input.cardHolder) ??
+    checkSecurityCode(input.cardSecurityCode);
   if (first) return { ok: false, error: first };
   const expiry = parseExpiry(input.cardExpirationDate)!;
   const card: ValidCard = { pan, holder: input.cardHolder!.trim(), expYear: expiry.year, expMonth: expiry.month, brand: detectBrand(pan)! };

@@ -8,9 +8,12 @@ describe('parseExpiry', () => {
     ['209909', { year: 2099, month: 9 }],
   ])('%s', (s, expected) => expect(parseExpiry(s)).toEqual(expected));
 
-  it.each(['203000', '203013', '199912', '210001', '20301', '2030012', '12/30', '2030-12', ' 203012', '２０３０１２', ''])('rejects %p', (s) => {
-    expect(parseExpiry(s)).toBeNull();
-  });
+  it.each(['203000', '203013', '199912', '210001', '20301', '2030012', '12/30', '2030-12', ' 203012', '２０３０１２', ''])(
+    'rejects %p',
+    (s) => {
+      expect(parseExpiry(s)).toBeNull();
+    },
+  );
 });
 
 describe('isExpired', () => {

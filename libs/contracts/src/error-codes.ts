@@ -41,13 +41,15 @@ export const ErrorCodeDescriptions: Record<ErrorCode, string> = {
   '035': 'Transaction not found.',
   '036': 'The transaction is already captured.',
   '037': 'The transaction is not in a state that allows this operation.',
-  '038': 'The capture or cancel could not start in time (another one on the transaction was still in progress, or the gateway was busy); nothing was done. Safe to retry, with the same Idempotency-Key.',
+  '038':
+    'The capture or cancel could not start in time (another one on the transaction was still in progress, or the gateway was busy); nothing was done. Safe to retry, with the same Idempotency-Key.',
   '040': 'Token not found.',
   '100': 'The acquirer did not answer in time; the authorization was reversed.',
   '101': 'The sale was not completed: its authorization request was lost before a decision; any authorization was reversed.',
   '409': 'Idempotency-Key reused with a different request body.',
   '503': 'A dependency is unavailable; retry later.',
-  '429': "Too many requests: the merchant's write or read budget is spent for now; nothing was done. Retry after the Retry-After header's seconds.",
+  '429':
+    "Too many requests: the merchant's write or read budget is spent for now; nothing was done. Retry after the Retry-After header's seconds.",
   '413': 'Request body larger than 64 KiB.',
   '415': 'Content-Type must be application/json.',
   '500': 'Internal error.',

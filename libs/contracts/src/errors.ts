@@ -35,17 +35,25 @@ export class DomainError extends Error {
    */
   static fields(problems: FieldProblem[], code?: ErrorCode): DomainError {
     const [first] = problems;
-    const message = problems.length === 1 ? first.message : `${first.message} (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})`;
+    const message =
+      problems.length === 1 ? first.message : `${first.message} (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})`;
     return new DomainError('validation', code ?? (first.code as ErrorCode), message, first.parameter, problems);
   }
 
   static fromPayload(p: DomainErrorPayload): DomainError {
-    return p.kind === 'validation' && p.parameter ? DomainError.validation(p.code, p.parameter, p.message) : new DomainError(p.kind, p.code, p.message, p.parameter);
+    return p.kind === 'validation' && p.parameter
+      ? DomainError.validation(p.code, p.parameter, p.message)
+      : new DomainError(p.kind, p.code, p.message, p.parameter);
   }
 
   toPayload(): DomainErrorPayload {
     // rate_limited is the api's own answer and never crosses to a worker; retry-later is its nearest kind.
-    const kind = this.kind === 'auth' || this.kind === 'too_large' || this.kind === 'media_type' ? 'validation' : this.kind === 'rate_limited' ? 'unavailable' : this.kind;
+    const kind =
+      this.kind === 'auth' || this.kind === 'too_large' || this.kind === 'media_type'
+        ? 'validation'
+        : this.kind === 'rate_limited'
+          ? 'unavailable'
+          : this.kind;
     return { kind, code: this.code, message: this.message, parameter: this.parameter };
   }
 }

@@ -31,7 +31,16 @@ export function toTransactionResponse(v: TransactionView, operation: OperationNa
     ...(v.split ? { splitResidual: cents(v.split.merchant), processingFee: String(v.split.fee) } : {}),
     // The same words as split[] and splitResidual: recipient (an id, or "merchant") and the cents.
     ...(v.payables
-      ? { payables: v.payables.map((p) => ({ recipient: p.party, kind: p.kind, instalment: String(p.instalment), dueDate: p.dueDate, ...cents(p), status: p.status })) }
+      ? {
+          payables: v.payables.map((p) => ({
+            recipient: p.party,
+            kind: p.kind,
+            instalment: String(p.instalment),
+            dueDate: p.dueDate,
+            ...cents(p),
+            status: p.status,
+          })),
+        }
       : {}),
   };
 }

@@ -19,7 +19,11 @@ export interface BullMqServerOptions {
   defaultConcurrency?: number;
 }
 
-const INTERNAL: RemoteErrorPayload = { kind: 'unavailable', code: '503', message: 'The worker could not process the request; retry later.' };
+const INTERNAL: RemoteErrorPayload = {
+  kind: 'unavailable',
+  code: '503',
+  message: 'The worker could not process the request; retry later.',
+};
 
 /**
  * Worker side of the BullMQ transport: one BullMQ Worker per handled pattern (so each pattern

@@ -3,7 +3,10 @@ import type { RemoteErrorPayload } from './job-envelope';
 /** The worker did not answer within the reply timeout: the outcome is unknown, not failed. */
 export class ReplyTimeoutError extends Error {
   override name = 'ReplyTimeoutError';
-  constructor(readonly pattern: string, readonly timeoutMs: number) {
+  constructor(
+    readonly pattern: string,
+    readonly timeoutMs: number,
+  ) {
     super(`no reply to ${pattern} within ${timeoutMs} ms`);
   }
 }
@@ -11,7 +14,10 @@ export class ReplyTimeoutError extends Error {
 /** The message could not be queued (Redis unreachable): nothing was sent. */
 export class TransportUnavailableError extends Error {
   override name = 'TransportUnavailableError';
-  constructor(readonly pattern: string, cause: unknown) {
+  constructor(
+    readonly pattern: string,
+    cause: unknown,
+  ) {
     super(`cannot queue ${pattern}: ${(cause as Error)?.message ?? cause}`);
   }
 }

@@ -75,21 +75,35 @@ describe('statementBatcher', () => {
 describe('runDistinctGroups', () => {
   it('never puts two items with one key in a statement, and answers each item from its own', async () => {
     const statements: string[][] = [];
-    const out = await runDistinctGroups(['a1', 'b1', 'a2', 'a3'], (s) => s[0], async (group) => {
-      statements.push(group);
-      return (item) => `${item}@${statements.length}`;
-    });
+    const out = await runDistinctGroups(
+      ['a1', 'b1', 'a2', 'a3'],
+      (s) => s[0],
+      async (group) => {
+        statements.push(group);
+        return (item) => `${item}@${statements.length}`;
+      },
+    );
     expect(statements).toEqual([['a1', 'b1'], ['a2'], ['a3']]);
     expect(out).toEqual(['a1@1', 'b1@1', 'a2@2', 'a3@3']);
   });
 
   it('throws a failure of the first statement (nothing committed), but past it fails only that group', async () => {
-    await expect(runDistinctGroups(['a1', 'a2'], (s) => s[0], async () => Promise.reject(new Error('first')))).rejects.toThrow('first');
+    await expect(
+      runDistinctGroups(
+        ['a1', 'a2'],
+        (s) => s[0],
+        async () => Promise.reject(new Error('first')),
+      ),
+    ).rejects.toThrow('first');
     let n = 0;
-    const out = await runDistinctGroups(['a1', 'b1', 'a2'], (s) => s[0], async () => {
-      if (n++ === 1) throw new Error('second');
-      return () => 'ok';
-    });
+    const out = await runDistinctGroups(
+      ['a1', 'b1', 'a2'],
+      (s) => s[0],
+      async () => {
+        if (n++ === 1) throw new Error('second');
+        return () => 'ok';
+      },
+    );
     expect(out.map((o) => (o instanceof Error ? o.message : o))).toEqual(['ok', 'ok', 'second']);
   });
 });

@@ -30,7 +30,10 @@ const ITEM_SPECIFIC = /^(22|23|40001$|40P01$)/;
  * run again one at a time, so one bad item fails alone instead of failing every caller it was
  * batched with; any other failure fails the batch's callers, who retry as they would have.
  */
-export function statementBatcher<K, V>(run: (items: readonly K[]) => Promise<readonly (V | Error)[]>, opts: StatementBatcherOptions = {}): (item: K) => Promise<V> {
+export function statementBatcher<K, V>(
+  run: (items: readonly K[]) => Promise<readonly (V | Error)[]>,
+  opts: StatementBatcherOptions = {},
+): (item: K) => Promise<V> {
   const maxInFlight = opts.maxInFlight ?? 2;
   const delayMs = opts.delayMs ?? 0;
   let busy = 0; // batches scheduled or in flight
@@ -42,7 +45,13 @@ export function statementBatcher<K, V>(run: (items: readonly K[]) => Promise<rea
       } catch (e) {
         if (items.length === 1 || !ITEM_SPECIFIC.test(String((e as { code?: unknown }).code ?? ''))) throw e;
         const out: (V | Error)[] = [];
-        for (const item of items) out.push(await run([item]).then((r) => r[0], (err: Error) => err));
+        for (const item of items)
+          out.push(
+            await run([item]).then(
+              (r) => r[0],
+              (err: Error) => err,
+            ),
+          );
         return out;
       } finally {
         // The slot passes to the next held batch, if any.
@@ -104,7 +113,11 @@ export function inKeyOrder<T>(items: readonly T[], key: (item: T) => string): T[
  * of the first group is thrown (nothing committed: the batcher may run the items again); past
  * it, earlier groups have committed, so a failure is returned to that group's items alone.
  */
-export async function runDistinctGroups<T, V>(items: readonly T[], key: (item: T) => string, write: (group: T[]) => Promise<(item: T) => V>): Promise<(V | Error)[]> {
+export async function runDistinctGroups<T, V>(
+  items: readonly T[],
+  key: (item: T) => string,
+  write: (group: T[]) => Promise<(item: T) => V>,
+): Promise<(V | Error)[]> {
   const outcome = new Map<T, V | Error>();
   for (const [i, group] of distinctGroups(items, key).entries()) {
     try {

@@ -13,10 +13,22 @@ import { Operators1764700000000 } from './migrations/1764700000000-operators';
 import { MerchantRateLimits1764800000000 } from './migrations/1764800000000-merchant-rate-limits';
 import { DatabaseRoles1764900000000 } from './migrations/1764900000000-database-roles';
 
-export const MIGRATIONS = [Init1763800000000, Transactions1763900000000, Settlement1764000000000, Webhooks1764100000000, PendingSales1764200000000, Chargebacks1764300000000,
-  OperationClaims1764400000000, MerchantPublicIds1764500000000, SealedWebhookSecrets1764600000000, FingerprintKids1764650000000, Operators1764700000000, MerchantRateLimits1764800000000,
+export const MIGRATIONS = [
+  Init1763800000000,
+  Transactions1763900000000,
+  Settlement1764000000000,
+  Webhooks1764100000000,
+  PendingSales1764200000000,
+  Chargebacks1764300000000,
+  OperationClaims1764400000000,
+  MerchantPublicIds1764500000000,
+  SealedWebhookSecrets1764600000000,
+  FingerprintKids1764650000000,
+  Operators1764700000000,
+  MerchantRateLimits1764800000000,
   // Last: it grants on every table above (a migration after it that adds a table calls applyRoleGrants).
-  DatabaseRoles1764900000000];
+  DatabaseRoles1764900000000,
+];
 
 /** One definition for apps, the CLI and the migration runner; synchronize is never on. */
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

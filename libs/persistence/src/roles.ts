@@ -47,14 +47,41 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // limiter reads the merchant's limits. No vault, no webhook secrets.
   gateway_api: {
     merchants: { select: ['id', 'public_id', 'key_hash', 'rate_limit_writes_per_s', 'rate_limit_reads_per_s'] },
-    operators: { select: ['id', 'name', 'role', 'token_hash', 'created_at', 'created_by', 'revoked_at', 'revoked_by', 'last_used_at'], update: ['last_used_at'] },
-    audit_events: { select: ['id'], insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'] },
+    operators: {
+      select: ['id', 'name', 'role', 'token_hash', 'created_at', 'created_by', 'revoked_at', 'revoked_by', 'last_used_at'],
+      update: ['last_used_at'],
+    },
+    audit_events: {
+      select: ['id'],
+      insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'],
+    },
     transactions: {
       select: 'all',
-      insert: ['id', 'merchant_id', 'reference', 'operation', 'status', 'acquirer', 'method', 'instalments', 'currency', 'amount', 'masked_card', 'brand', 'token_card', 'details', 'url_return'],
+      insert: [
+        'id',
+        'merchant_id',
+        'reference',
+        'operation',
+        'status',
+        'acquirer',
+        'method',
+        'instalments',
+        'currency',
+        'amount',
+        'masked_card',
+        'brand',
+        'token_card',
+        'details',
+        'url_return',
+      ],
       delete: true,
     },
-    idempotency_keys: { select: 'all', insert: ['merchant_id', 'key', 'request_hash'], update: ['response_status', 'response_body'], delete: true },
+    idempotency_keys: {
+      select: 'all',
+      insert: ['merchant_id', 'key', 'request_hash'],
+      update: ['response_status', 'response_body'],
+      delete: true,
+    },
     fee_plans: { select: 'all' },
     recipients: { select: ['id', 'merchant_id', 'status'] },
     payables: { select: 'all' },
@@ -66,11 +93,38 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   gateway_tokenizer: {
     'vault.token_cards': {
       select: 'all',
-      insert: ['token', 'merchant_id', 'fingerprint', 'exp_year', 'exp_month', 'masked', 'brand', 'holder', 'billing', 'kek_id', 'wrapped_key', 'ciphertext'],
+      insert: [
+        'token',
+        'merchant_id',
+        'fingerprint',
+        'exp_year',
+        'exp_month',
+        'masked',
+        'brand',
+        'holder',
+        'billing',
+        'kek_id',
+        'wrapped_key',
+        'ciphertext',
+      ],
     },
     transactions: {
       select: 'all',
-      update: ['status', 'status_version', 'captured_amount', 'cancelled_amount', 'error_code', 'processor', 'token_card', 'masked_card', 'brand', 'updated_at', 'pending_operation_id', 'pending_kind', 'pending_amount'],
+      update: [
+        'status',
+        'status_version',
+        'captured_amount',
+        'cancelled_amount',
+        'error_code',
+        'processor',
+        'token_card',
+        'masked_card',
+        'brand',
+        'updated_at',
+        'pending_operation_id',
+        'pending_kind',
+        'pending_amount',
+      ],
     },
     transaction_operations: {
       select: 'all',
@@ -84,13 +138,19 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // on a cancel locks the settlement row and raises its cancelled amount.
   gateway_settlement: {
     transactions: { select: ['id', 'merchant_id', 'captured_amount', 'cancelled_amount', 'instalments', 'method', 'details'] },
-    settlements: { select: 'all', insert: ['transaction_id', 'merchant_id', 'gross', 'fee', 'instalments', 'split', 'captured_on'], update: ['cancelled'] },
+    settlements: {
+      select: 'all',
+      insert: ['transaction_id', 'merchant_id', 'gross', 'fee', 'instalments', 'split', 'captured_on'],
+      update: ['cancelled'],
+    },
     payables: { insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'] },
   },
   // Webhooks: creates deliveries, claims and finishes attempts, sweeps overdue ones, and reads the
   // merchant's signing secrets (nothing else of the merchant).
   gateway_notifier: {
-    merchants: { select: ['id', 'webhook_secrets_kek_id', 'webhook_secret_sealed', 'previous_webhook_secret_sealed', 'previous_secret_expires_at'] },
+    merchants: {
+      select: ['id', 'webhook_secrets_kek_id', 'webhook_secret_sealed', 'previous_webhook_secret_sealed', 'previous_secret_expires_at'],
+    },
     deliveries: {
       select: 'all',
       insert: ['id', 'merchant_id', 'transaction_id', 'status_version', 'event', 'url', 'body', 'status', 'attempts'],
@@ -107,11 +167,26 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     merchants: {
       select: 'all',
       insert: ['id', 'public_id', 'name', 'key_hash', 'webhook_secrets_kek_id', 'webhook_secret_sealed'],
-      update: ['key_hash', 'key_rotated_at', 'webhook_secrets_kek_id', 'webhook_secret_sealed', 'previous_webhook_secret_sealed', 'previous_secret_expires_at',
-        'rate_limit_writes_per_s', 'rate_limit_reads_per_s'],
+      update: [
+        'key_hash',
+        'key_rotated_at',
+        'webhook_secrets_kek_id',
+        'webhook_secret_sealed',
+        'previous_webhook_secret_sealed',
+        'previous_secret_expires_at',
+        'rate_limit_writes_per_s',
+        'rate_limit_reads_per_s',
+      ],
     },
-    operators: { select: 'all', insert: ['id', 'name', 'role', 'token_hash', 'created_by'], update: ['revoked_at', 'revoked_by', 'last_used_at'] },
-    audit_events: { select: 'all', insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'] },
+    operators: {
+      select: 'all',
+      insert: ['id', 'name', 'role', 'token_hash', 'created_by'],
+      update: ['revoked_at', 'revoked_by', 'last_used_at'],
+    },
+    audit_events: {
+      select: 'all',
+      insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'],
+    },
     'vault.token_cards': {
       select: ['token', 'merchant_id', 'fingerprint', 'exp_year', 'exp_month', 'kek_id', 'wrapped_key', 'ciphertext'],
       update: ['kek_id', 'wrapped_key', 'fingerprint'],
@@ -119,9 +194,20 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     transactions: { select: 'all', update: ['charged_back_amount', 'updated_at'] },
     transaction_operations: { select: ['id', 'created_at'] },
     recipients: { select: 'all', insert: ['id', 'merchant_id', 'name'], update: ['status', 'approved_at'] },
-    fee_plans: { select: 'all', insert: ['merchant_id', 'kind', 'brand', 'band', 'rate_ppm', 'fixed'], update: ['rate_ppm', 'fixed', 'updated_at'] },
-    settlements: { select: 'all', insert: ['transaction_id', 'merchant_id', 'gross', 'fee', 'instalments', 'split', 'captured_on'], update: ['charged_back'] },
-    payables: { select: 'all', insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'] },
+    fee_plans: {
+      select: 'all',
+      insert: ['merchant_id', 'kind', 'brand', 'band', 'rate_ppm', 'fixed'],
+      update: ['rate_ppm', 'fixed', 'updated_at'],
+    },
+    settlements: {
+      select: 'all',
+      insert: ['transaction_id', 'merchant_id', 'gross', 'fee', 'instalments', 'split', 'captured_on'],
+      update: ['charged_back'],
+    },
+    payables: {
+      select: 'all',
+      insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'],
+    },
     chargebacks: { select: 'all', insert: ['transaction_id', 'chargeback_id', 'amount'] },
     sandbox_calls: { select: 'all' },
     deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'] },

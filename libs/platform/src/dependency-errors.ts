@@ -15,8 +15,22 @@ const POSTGRES_CANCELLED: Record<string, string> = {
   '57P05': 'idle_session_timeout',
 };
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08006', '08001', '08003', '53300']);
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Connection is closed|Stream isn't writeable|MaxRetriesPerRequest|not queryable/i;
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08006',
+  '08001',
+  '08003',
+  '53300',
+]);
+const CONNECTION_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Connection is closed|Stream isn't writeable|MaxRetriesPerRequest|not queryable/i;
 /**
  * TypeORM's own: the connection under a query runner (a transaction) closed, e.g. when the server
  * ended it for idle_in_transaction_session_timeout: the transaction is gone, nothing committed.
@@ -27,6 +41,11 @@ const CONNECTION_ERROR_NAMES = new Set(['QueryRunnerProviderAlreadyReleasedError
 export function unavailabilityOf(e: unknown): string | undefined {
   const code = String((e as { code?: unknown })?.code ?? '');
   if (POSTGRES_CANCELLED[code]) return POSTGRES_CANCELLED[code];
-  if (CONNECTION_CODES.has(code) || CONNECTION_ERROR_NAMES.has(String((e as Error)?.name)) || CONNECTION_MESSAGES.test(String((e as Error)?.message ?? ''))) return 'connection';
+  if (
+    CONNECTION_CODES.has(code) ||
+    CONNECTION_ERROR_NAMES.has(String((e as Error)?.name)) ||
+    CONNECTION_MESSAGES.test(String((e as Error)?.message ?? ''))
+  )
+    return 'connection';
   return undefined;
 }

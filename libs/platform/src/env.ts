@@ -120,7 +120,10 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
 
 function parseConcurrency(spec: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const entry of spec.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of spec
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const m = /^([a-z0-9._-]+)=(\d{1,4})$/i.exec(entry);
     if (!m || Number(m[2]) < 1) throw new Error(`WORKER_CONCURRENCY entries must look like token.add=32 (got "${entry}")`);
     out[m[1]] = Number(m[2]);

@@ -6,7 +6,16 @@ import type { DynamicModule } from '@nestjs/common';
 import { currentCorrelationId } from './correlation';
 import { guardProcessErrors, hasCardLikeNumber, safeError, scrubCardNumbers } from './safe-error';
 
-const CARD_FIELDS = ['cardNumber', 'cardSecurityCode', 'cardExpirationDate', 'cardHolder', 'pan', 'securityCode', 'sealedCard', 'merchantKey'];
+const CARD_FIELDS = [
+  'cardNumber',
+  'cardSecurityCode',
+  'cardExpirationDate',
+  'cardHolder',
+  'pan',
+  'securityCode',
+  'sealedCard',
+  'merchantKey',
+];
 
 /**
  * Every path that can hold card data or a credential, at the depths our payloads use (a job's
@@ -14,11 +23,7 @@ const CARD_FIELDS = ['cardNumber', 'cardSecurityCode', 'cardExpirationDate', 'ca
  * paths are the second line of defence for anything that ends up in a log call by mistake.
  * Deeper intermediate wildcards were measured to cost more CPU than the rest of a log line.
  */
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  ...CARD_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]),
-];
+export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', ...CARD_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`])];
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const ID_SHAPE = /[A-Za-z._-]/;

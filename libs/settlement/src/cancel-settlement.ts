@@ -32,7 +32,13 @@ export class CancelSettlement {
       // failing forever).
       const target = Math.min(cancelled, Number(s.gross) - Number(s.charged_back));
       if (target <= before) return 'already';
-      await this.ledger.insertPayables(tx, s.transaction_id, s.merchant_id, 'cancel', debitPayables(cancellationDebits(s.split, before, target), today()));
+      await this.ledger.insertPayables(
+        tx,
+        s.transaction_id,
+        s.merchant_id,
+        'cancel',
+        debitPayables(cancellationDebits(s.split, before, target), today()),
+      );
       await this.ledger.setSettledCancelled(tx, transactionId, target);
       return 'written';
     });

@@ -16,7 +16,16 @@ function captureClaim(id: string, t: CapturedRow, terms: SettlementTerms): Captu
   const split = splitUnderTerms(terms, gross);
   const capturedOn = today();
   const cells = payableCells(split, t.instalments, methodKind(t.method), capturedOn);
-  return { id, merchantId: t.merchant_id, gross, fee: split.fee, instalments: t.instalments, split, capturedOn, payables: cells.map(toPayableWrite) };
+  return {
+    id,
+    merchantId: t.merchant_id,
+    gross,
+    fee: split.fee,
+    instalments: t.instalments,
+    split,
+    capturedOn,
+    payables: cells.map(toPayableWrite),
+  };
 }
 
 /**

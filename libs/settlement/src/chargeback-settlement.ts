@@ -36,7 +36,12 @@ export class ChargebackSettlement {
       if (chargebackId !== undefined) {
         const known = await this.ledger.recordedChargebackAmount(tx, transactionId, chargebackId);
         if (known !== undefined) {
-          if (Number(known) !== amount) throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `chargeback ${chargebackId} was recorded with ${known} cents, not ${amount}.`);
+          if (Number(known) !== amount)
+            throw DomainError.validation(
+              ErrorCodes.InvalidField,
+              'amount',
+              `chargeback ${chargebackId} was recorded with ${known} cents, not ${amount}.`,
+            );
           return { chargedBack: before, debits: [], repeated: true };
         }
       }
@@ -45,7 +50,11 @@ export class ChargebackSettlement {
       // the row after this: a chargeback and a cancel can never both take the same cents back.
       const open = Math.max(0, await this.ledger.lockOpenAmount(tx, transactionId));
       if (amount > open) {
-        throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${open} cents captured and neither cancelled (nor being cancelled) nor charged back.`);
+        throw DomainError.validation(
+          ErrorCodes.InvalidField,
+          'amount',
+          `amount must not exceed the ${open} cents captured and neither cancelled (nor being cancelled) nor charged back.`,
+        );
       }
       await this.ledger.addChargedBack(tx, transactionId, amount);
       const debits = chargebackDebits(s.split, before, before + amount);

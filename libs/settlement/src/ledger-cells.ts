@@ -7,7 +7,14 @@ export const today = (): string => new Date().toISOString().slice(0, 10);
 
 /** A payable cell as the ledger stores it: the merchant is the row without a recipient. */
 export function toPayableWrite(cell: PayableCell): PayableWrite {
-  return { recipientId: cell.party === MERCHANT ? null : cell.party, instalment: cell.instalment, dueDate: cell.dueDate, gross: cell.gross, fee: cell.fee, net: cell.net };
+  return {
+    recipientId: cell.party === MERCHANT ? null : cell.party,
+    instalment: cell.instalment,
+    dueDate: cell.dueDate,
+    gross: cell.gross,
+    fee: cell.fee,
+    net: cell.net,
+  };
 }
 
 /** Debits are due at once, in one instalment, and carry no fee (the operator keeps it). */

@@ -17,11 +17,30 @@ function fakeLedger(t: { captured: number; cancelled?: number; open?: number; sp
     inTransaction: <T>(work: (tx: never) => Promise<T>) => work(undefined as never),
     autocommit: undefined,
     readCaptured: async (_tx: unknown, ids: readonly string[]): Promise<CapturedRow[]> =>
-      ids.includes(ID) ? [{ id: ID, merchant_id: MERCHANT_ID, captured_amount: String(t.captured), instalments: 2, method: 1, details: { terms: t.split } }] : [],
+      ids.includes(ID)
+        ? [
+            {
+              id: ID,
+              merchant_id: MERCHANT_ID,
+              captured_amount: String(t.captured),
+              instalments: 2,
+              method: 1,
+              details: { terms: t.split },
+            },
+          ]
+        : [],
     claimCaptures: async (_tx: unknown, claims: readonly CaptureClaim[]) => {
       const fresh = claims.filter(() => !settlement);
       for (const c of fresh) {
-        settlement = { transaction_id: c.id, merchant_id: c.merchantId, gross: String(c.gross), fee: String(c.fee), split: c.split, cancelled: '0', charged_back: '0' };
+        settlement = {
+          transaction_id: c.id,
+          merchant_id: c.merchantId,
+          gross: String(c.gross),
+          fee: String(c.fee),
+          split: c.split,
+          cancelled: '0',
+          charged_back: '0',
+        };
         written.push({ kind: 'capture', cells: c.payables });
       }
       return new Set(fresh.map((c) => c.id));
@@ -34,7 +53,8 @@ function fakeLedger(t: { captured: number; cancelled?: number; open?: number; sp
     addChargedBack: async () => undefined,
     setSettledChargedBack: async (_tx: unknown, _id: string, total: number) => void (settlement!.charged_back = String(total)),
     recordChargebackId: async () => undefined,
-    insertPayables: async (_tx: unknown, _id: string, _m: string, kind: string, cells: readonly PayableWrite[]) => void written.push({ kind, cells: [...cells] }),
+    insertPayables: async (_tx: unknown, _id: string, _m: string, kind: string, cells: readonly PayableWrite[]) =>
+      void written.push({ kind, cells: [...cells] }),
   };
   return { ledger: ledger as unknown as LedgerRepository, written };
 }
@@ -43,7 +63,16 @@ const terms: SettlementTerms = {
   kind: 'credit',
   brand: 'visa',
   fee: { ratePpm: 20_000, fixed: 10 },
-  split: [{ recipient: RECIPIENT, percentage: '25', liable: true, chargeProcessingFee: false, chargeRecipientProcessingFee: false, isGrossAmount: false }],
+  split: [
+    {
+      recipient: RECIPIENT,
+      percentage: '25',
+      liable: true,
+      chargeProcessingFee: false,
+      chargeRecipientProcessingFee: false,
+      isGrossAmount: false,
+    },
+  ],
 };
 
 describe('settlement use-cases', () => {
@@ -53,7 +82,12 @@ describe('settlement use-cases', () => {
     expect(await capture.claimWithin(undefined as never, ID.toUpperCase())).toBe('written');
     expect(await capture.claimWithin(undefined as never, ID)).toBe('already');
     const cells = written[0].cells;
-    expect(cells.map((c) => [c.recipientId, c.instalment])).toEqual([[null, 1], [null, 2], [RECIPIENT, 1], [RECIPIENT, 2]]);
+    expect(cells.map((c) => [c.recipientId, c.instalment])).toEqual([
+      [null, 1],
+      [null, 2],
+      [RECIPIENT, 1],
+      [RECIPIENT, 2],
+    ]);
     // Fee 2 % of 10 001 rounded half up, + 10 = 210; the cells add up to the captured amount and the fee.
     expect(cells.reduce((s, c) => s + c.gross, 0)).toBe(10_001);
     expect(cells.reduce((s, c) => s + c.fee, 0)).toBe(210);
@@ -70,7 +104,10 @@ describe('settlement use-cases', () => {
     const cancels = new CancelSettlement(ledger, new CaptureSettlement(ledger));
     expect(await cancels.settle(ID)).toBe('written');
     expect(written.map((w) => w.kind)).toEqual(['capture', 'cancel']);
-    expect(written[1].cells.map((c) => [c.recipientId, c.gross, c.fee, c.net])).toEqual([[null, 3_000, 0, 3_000], [RECIPIENT, 1_000, 0, 1_000]]);
+    expect(written[1].cells.map((c) => [c.recipientId, c.gross, c.fee, c.net])).toEqual([
+      [null, 3_000, 0, 3_000],
+      [RECIPIENT, 1_000, 0, 1_000],
+    ]);
     expect(await cancels.settle(ID)).toBe('already');
   });
 
@@ -80,15 +117,44 @@ describe('settlement use-cases', () => {
     await expect(chargebacks.record(ID, 601)).rejects.toThrow('must not exceed the 600 cents');
     const r = await chargebacks.record(ID, 600);
     expect(r).toEqual({ chargedBack: 600, debits: [{ party: RECIPIENT, amount: 600 }], repeated: false });
-    expect(written.at(-1)).toEqual({ kind: 'chargeback', cells: [{ recipientId: RECIPIENT, instalment: 1, dueDate: expect.any(String), gross: 600, fee: 0, net: 600 }] });
+    expect(written.at(-1)).toEqual({
+      kind: 'chargeback',
+      cells: [{ recipientId: RECIPIENT, instalment: 1, dueDate: expect.any(String), gross: 600, fee: 0, net: 600 }],
+    });
   });
 
   it('ledger:verify reports each total that differs, and each party whose cells differ from the stored split', async () => {
     const split: SplitResult = { gross: 1_000, fee: 30, entries: [], merchant: { gross: 1_000, fee: 30, net: 970 } };
     const ledger = {
       ledgerTotals: async () => [
-        { id: 'a', captured: '1000', cancelled: '0', charged_back: '0', s_gross: '1000', s_fee: '30', s_cancelled: '0', s_cb: '0', cap_gross: '990', cap_fee: '30', cancel_gross: '0', cb_gross: '0' },
-        { id: 'b', captured: '500', cancelled: '0', charged_back: '0', s_gross: null, s_fee: null, s_cancelled: null, s_cb: null, cap_gross: '0', cap_fee: '0', cancel_gross: '0', cb_gross: '0' },
+        {
+          id: 'a',
+          captured: '1000',
+          cancelled: '0',
+          charged_back: '0',
+          s_gross: '1000',
+          s_fee: '30',
+          s_cancelled: '0',
+          s_cb: '0',
+          cap_gross: '990',
+          cap_fee: '30',
+          cancel_gross: '0',
+          cb_gross: '0',
+        },
+        {
+          id: 'b',
+          captured: '500',
+          cancelled: '0',
+          charged_back: '0',
+          s_gross: null,
+          s_fee: null,
+          s_cancelled: null,
+          s_cb: null,
+          cap_gross: '0',
+          cap_fee: '0',
+          cancel_gross: '0',
+          cb_gross: '0',
+        },
       ],
       capturePartyTotals: async () => [{ transaction_id: 'a', party: 'merchant', gross: '990', fee: '30', net: '960', expected: split }],
     } as unknown as LedgerRepository;

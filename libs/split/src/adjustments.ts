@@ -55,7 +55,11 @@ function cumulative(total: number, weights: number[], weightSum: number, remaind
   return { entries, merchant: 0 };
 }
 
-function deltas(split: SplitResult, before: { entries: number[]; merchant: number }, after: { entries: number[]; merchant: number }): Debit[] {
+function deltas(
+  split: SplitResult,
+  before: { entries: number[]; merchant: number },
+  after: { entries: number[]; merchant: number },
+): Debit[] {
   return [
     { party: MERCHANT, amount: after.merchant - before.merchant },
     ...split.entries.map((e, i) => ({ party: e.recipient, amount: after.entries[i] - before.entries[i] })),

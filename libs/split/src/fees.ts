@@ -24,7 +24,9 @@ export function dueDates(capturedOn: string, kind: MethodKind, n: number): reado
   let dates = DUE_DATES.get(key);
   if (!dates) {
     const day0 = Date.parse(`${capturedOn}T00:00:00Z`);
-    dates = Object.freeze(Array.from({ length: n }, (_, i) => new Date(day0 + (kind === 'debit' ? 1 : 30 * (i + 1)) * 86_400_000).toISOString().slice(0, 10)));
+    dates = Object.freeze(
+      Array.from({ length: n }, (_, i) => new Date(day0 + (kind === 'debit' ? 1 : 30 * (i + 1)) * 86_400_000).toISOString().slice(0, 10)),
+    );
     if (DUE_DATES.size >= 1024) DUE_DATES.clear();
     DUE_DATES.set(key, dates);
   }

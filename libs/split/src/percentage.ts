@@ -30,6 +30,8 @@ export function percentToPpm(text: string): number | undefined {
 /** 29 900 ppm → "2.99" (for display only). */
 export function ppmToPercent(ppm: number): string {
   const whole = Math.floor(ppm / 10_000);
-  const frac = String(ppm % 10_000).padStart(4, '0').replace(/0+$/, '');
+  const frac = String(ppm % 10_000)
+    .padStart(4, '0')
+    .replace(/0+$/, '');
   return frac ? `${whole}.${frac}` : String(whole);
 }

@@ -42,7 +42,9 @@ type RawEntry = typeof rawEntry extends fc.Arbitrary<infer T> ? T : never;
 /** Decimal text of `bp` basis points with `decimals` decimals (bp already a multiple of 10^(2-decimals)). */
 function percentText(bp: number, decimals: number, trailingZero: boolean): string {
   const whole = String(Math.floor(bp / 100));
-  const frac = String(bp % 100).padStart(2, '0').slice(0, decimals);
+  const frac = String(bp % 100)
+    .padStart(2, '0')
+    .slice(0, decimals);
   const shown = trailingZero && decimals < 2 ? `${frac}0` : frac;
   return shown ? `${whole}.${shown}` : whole;
 }
@@ -50,7 +52,10 @@ function percentText(bp: number, decimals: number, trailingZero: boolean): strin
 const caseArb: fc.Arbitrary<Case> = fc
   .record({
     // any amount, or a round one (so that percentage slices can add up to exactly G)
-    gross: fc.oneof(fc.integer({ min: 1, max: 10_000_000 }), fc.integer({ min: 1, max: 1_000 }).map((x) => x * 10_000)),
+    gross: fc.oneof(
+      fc.integer({ min: 1, max: 10_000_000 }),
+      fc.integer({ min: 1, max: 1_000 }).map((x) => x * 10_000),
+    ),
     ratePpm: fc.integer({ min: 0, max: 100_000 }),
     fixed: fc.integer({ min: 0, max: 500 }),
     instalments: fc.integer({ min: 1, max: 12 }),
@@ -81,7 +86,13 @@ const caseArb: fc.Arbitrary<Case> = fc
       return r;
     });
     const entries: SplitEntryInput[] = flags.map((r, i) => {
-      const base = { recipient: RECIPIENTS[i], liable: r.liable, chargeProcessingFee: r.cpf, chargeRecipientProcessingFee: r.crpf, isGrossAmount: r.ig };
+      const base = {
+        recipient: RECIPIENTS[i],
+        liable: r.liable,
+        chargeProcessingFee: r.cpf,
+        chargeRecipientProcessingFee: r.crpf,
+        isGrossAmount: r.ig,
+      };
       if (!r.byPercentage) return { ...base, amount: 1 + Math.floor((r.u * (amountCap - 1)) / U) };
       const step = 10 ** (2 - r.decimals);
       const bp = Math.max(100, Math.floor((100 + Math.floor((r.u * (bpCap - 100)) / U)) / step) * step);
@@ -99,7 +110,15 @@ const caseArb: fc.Arbitrary<Case> = fc
       }
     }
     const rate = { ratePpm, fixed };
-    return { gross, rate, fee: processingFee(gross, rate), instalments: debit ? 1 : instalments, kind: debit ? 'debit' : 'credit', entries, keys };
+    return {
+      gross,
+      rate,
+      fee: processingFee(gross, rate),
+      instalments: debit ? 1 : instalments,
+      kind: debit ? 'debit' : 'credit',
+      entries,
+      keys,
+    };
   });
 
 const ctxOf = (c: Case): SplitContext => ({ gross: c.gross, fee: c.fee, merchantId: 'm1', recipients: APPROVED, maxEntries: MAX_ENTRIES });
@@ -121,7 +140,10 @@ function validSplit(c: Case, stats: Stats): SplitResult {
 /** Run a property over valid splits and check a reasonable share of the draws were valid. */
 function assertOverValid(property: (c: Case, stats: Stats) => void, runs = RUNS) {
   const stats = newStats();
-  fc.assert(fc.property(caseArb, (c) => property(c, stats)), { numRuns: runs, maxSkipsPerRun: 10 });
+  fc.assert(
+    fc.property(caseArb, (c) => property(c, stats)),
+    { numRuns: runs, maxSkipsPerRun: 10 },
+  );
   expect(stats.valid / stats.tried).toBeGreaterThan(0.3);
 }
 
@@ -139,7 +161,18 @@ const show = (x: unknown) => JSON.stringify(x);
 
 describe('the generator', () => {
   it('reaches every mode, the principal fee payer (with ties), a merchant gross of 0, 10 entries and instalments', () => {
-    const seen = { FREE: 0, FULL: 0, PRORATA: 0, NET_AMOUNT: 0, principal: 0, principalTie: 0, merchantZero: 0, tenEntries: 0, instalments: 0, twoDecimals: 0 };
+    const seen = {
+      FREE: 0,
+      FULL: 0,
+      PRORATA: 0,
+      NET_AMOUNT: 0,
+      principal: 0,
+      principalTie: 0,
+      merchantZero: 0,
+      tenEntries: 0,
+      instalments: 0,
+      twoDecimals: 0,
+    };
     for (const c of fc.sample(caseArb, { numRuns: 2_000, seed: 42 })) {
       if (validateSplit(c.entries, ctxOf(c)).length) continue;
       const r = computeSplit(c.entries, c.gross, c.fee);
@@ -178,7 +211,8 @@ describe('SPLIT.md 8: invariants of random valid splits', () => {
     assertOverValid((c, stats) => {
       const r = validSplit(c, stats);
       for (const p of parties(r)) must(Math.min(p.gross, p.fee, p.net) >= 0, () => `negative share ${show(p)}`);
-      for (const x of payableCells(r, c.instalments, c.kind, '2024-01-31')) must(Math.min(x.gross, x.fee, x.net) >= 0, () => `negative cell ${show(x)}`);
+      for (const x of payableCells(r, c.instalments, c.kind, '2024-01-31'))
+        must(Math.min(x.gross, x.fee, x.net) >= 0, () => `negative cell ${show(x)}`);
     });
   });
 
@@ -203,12 +237,17 @@ describe('SPLIT.md 8: invariants of random valid splits', () => {
       const cells = payableCells(r, n, c.kind, '2024-01-31');
       const names = [MERCHANT, ...r.entries.map((e) => e.recipient)];
       must(cells.length === names.length * n, () => `${cells.length} cells for ${names.length} parties × ${n}`);
-      const dates = Array.from({ length: n }, (_, k) => new Date(captured + (c.kind === 'debit' ? 1 : 30 * (k + 1)) * day).toISOString().slice(0, 10));
+      const dates = Array.from({ length: n }, (_, k) =>
+        new Date(captured + (c.kind === 'debit' ? 1 : 30 * (k + 1)) * day).toISOString().slice(0, 10),
+      );
       names.forEach((name, i) => {
         const total = parties(r)[i];
         const mine = cells.filter((x) => x.party === name);
         const got = { gross: sum(mine.map((x) => x.gross)), fee: sum(mine.map((x) => x.fee)), net: sum(mine.map((x) => x.net)) };
-        must(got.gross === total.gross && got.fee === total.fee && got.net === total.net, () => `${name}: cells add up to ${show(got)}, totals ${show(total)}`);
+        must(
+          got.gross === total.gross && got.fee === total.fee && got.net === total.net,
+          () => `${name}: cells add up to ${show(got)}, totals ${show(total)}`,
+        );
         mine.forEach((x, k) => {
           must(x.instalment === k + 1 && x.dueDate === dates[k], () => `${name} instalment ${k + 1}: ${show(x)}, due ${dates[k]}`);
           must(x.gross === x.fee + x.net, () => `${name}: gross cell ≠ fee + net ${show(x)}`);
@@ -225,7 +264,8 @@ describe('SPLIT.md 8: invariants of random valid splits', () => {
 describe('SPLIT.md 8 (5): cancellations and chargebacks', () => {
   /** Cumulative amounts strictly between 0 and G (as fractions u/U of G), ascending. */
   const cutsArb = fc.array(fc.integer({ min: 1, max: U - 1 }), { maxLength: 6 });
-  const cumulative = (gross: number, us: number[]) => [...new Set(us.map((u) => Math.floor((gross * u) / U)))].filter((x) => x > 0 && x < gross).sort((a, b) => a - b);
+  const cumulative = (gross: number, us: number[]) =>
+    [...new Set(us.map((u) => Math.floor((gross * u) / U)))].filter((x) => x > 0 && x < gross).sort((a, b) => a - b);
 
   it('partial cancels ending in a full cancel: each sums to its amount, recipients never negative, each party debited its gross slice', () => {
     const stats = newStats();
@@ -291,12 +331,21 @@ describe('SPLIT.md 8 (6): determinism and order', () => {
       const m = c.entries.length;
       const order = Array.from({ length: m }, (_, i) => i).sort((a, b) => c.keys[a] - c.keys[b] || a - b);
       const permuted = order.map((i) => c.entries[i]);
-      const codes = (es: SplitEntryInput[]) => validateSplit(es, ctxOf(c)).map((p) => p.code).sort();
+      const codes = (es: SplitEntryInput[]) =>
+        validateSplit(es, ctxOf(c))
+          .map((p) => p.code)
+          .sort();
       expect(codes(permuted)).toEqual(codes(c.entries));
 
       const r = validSplit(c, stats);
       const p = computeSplit(permuted, c.gross, c.fee);
-      expect({ gross: p.gross, fee: p.fee, net: sum(parties(p).map((x) => x.net)), fees: sum(parties(p).map((x) => x.fee)), merchantGross: p.merchant.gross }).toEqual({
+      expect({
+        gross: p.gross,
+        fee: p.fee,
+        net: sum(parties(p).map((x) => x.net)),
+        fees: sum(parties(p).map((x) => x.fee)),
+        merchantGross: p.merchant.gross,
+      }).toEqual({
         gross: r.gross,
         fee: r.fee,
         net: sum(parties(r).map((x) => x.net)),
@@ -308,7 +357,10 @@ describe('SPLIT.md 8 (6): determinism and order', () => {
       for (const e of r.entries) {
         const q = mine.get(e.recipient)!;
         must(q.mode === e.mode && q.gross === e.gross, () => `${e.recipient}: ${show(e)} → ${show(q)}`);
-        must(Math.abs(q.fee - e.fee) <= m && Math.abs(q.net - e.net) <= m, () => `${e.recipient} moved more than ${m} cents: ${show(e)} → ${show(q)}`);
+        must(
+          Math.abs(q.fee - e.fee) <= m && Math.abs(q.net - e.net) <= m,
+          () => `${e.recipient} moved more than ${m} cents: ${show(e)} → ${show(q)}`,
+        );
       }
     });
   });

@@ -136,9 +136,7 @@ describe('SPLIT.md 2: mode of every flag combination', () => {
   };
   const cases = (['percentage', 'amount'] as const).flatMap((kind) =>
     [false, true].flatMap((cpf) =>
-      [false, true].flatMap((crpf) =>
-        [false, true].map((ig) => ({ kind, cpf, crpf, ig, mode: modeOf(cpf, crpf, ig, kind) })),
-      ),
+      [false, true].flatMap((crpf) => [false, true].map((ig) => ({ kind, cpf, crpf, ig, mode: modeOf(cpf, crpf, ig, kind) }))),
     ),
   );
 
@@ -314,11 +312,24 @@ describe('SPLIT.md 3: validateSplit, one case per error code', () => {
     { code: C.RecipientNotActive, parameter: 'payment.split[0].recipient', entries: [pct('p1', '10')] },
     { code: C.RecipientIsMerchant, parameter: 'payment.split[0].recipient', entries: [pct('M1', '10')] },
     // The merchant named by its public id (what it authenticates with) is the merchant too.
-    { code: C.RecipientIsMerchant, parameter: 'payment.split[1].recipient', entries: [pct('r1', '10'), pct('1234567897', '10')], ctx: { merchantPublicId: '1234567897' } },
+    {
+      code: C.RecipientIsMerchant,
+      parameter: 'payment.split[1].recipient',
+      entries: [pct('r1', '10'), pct('1234567897', '10')],
+      ctx: { merchantPublicId: '1234567897' },
+    },
     { code: C.ValueRequired, parameter: 'payment.split[0]', entries: [entry('r1', {})] },
     { code: C.ValueAmbiguous, parameter: 'payment.split[0]', entries: [entry('r1', { percentage: '10', amount: 100 })] },
-    { code: C.PercentageOutOfRange, parameter: 'payment.split[2].percentage', entries: [pct('r1', '10'), pct('r2', '10'), pct('r3', '0.99')] },
-    { code: C.PercentagePrecision, parameter: 'payment.split[2].percentage', entries: [pct('r1', '10'), pct('r2', '10'), pct('r3', '12.345')] },
+    {
+      code: C.PercentageOutOfRange,
+      parameter: 'payment.split[2].percentage',
+      entries: [pct('r1', '10'), pct('r2', '10'), pct('r3', '0.99')],
+    },
+    {
+      code: C.PercentagePrecision,
+      parameter: 'payment.split[2].percentage',
+      entries: [pct('r1', '10'), pct('r2', '10'), pct('r3', '12.345')],
+    },
     { code: C.AmountOutOfRange, parameter: 'payment.split[1].amount', entries: [pct('r1', '10'), amt('r2', 10_001)] },
     { code: C.Empty, parameter: 'payment.split', entries: [] },
     { code: C.TooManyEntries, parameter: 'payment.split', entries: eleven.map((r) => pct(r, '1')), ctx: { recipients: many } },
@@ -350,7 +361,9 @@ describe('SPLIT.md 3: validateSplit, one case per error code', () => {
   });
 
   it('an amount of 0 is out of range', () => {
-    expect(validateSplit([amt('r1', 0)], ctx)).toEqual([{ code: C.AmountOutOfRange, parameter: 'payment.split[0].amount', message: expect.any(String) }]);
+    expect(validateSplit([amt('r1', 0)], ctx)).toEqual([
+      { code: C.AmountOutOfRange, parameter: 'payment.split[0].amount', message: expect.any(String) },
+    ]);
   });
 
   it('reports one error per problem, each with its parameter', () => {

@@ -1,4 +1,15 @@
-import { EntryShare, FieldProblem, RecordedSale, SettlementTerms, SplitEntryInput, SplitErrorCodes as C, SplitMode, SplitResult, toTransactionView, TransactionView } from '@app/contracts';
+import {
+  EntryShare,
+  FieldProblem,
+  RecordedSale,
+  SettlementTerms,
+  SplitEntryInput,
+  SplitErrorCodes as C,
+  SplitMode,
+  SplitResult,
+  toTransactionView,
+  TransactionView,
+} from '@app/contracts';
 import { processingFee } from './fees';
 import { mulDivFloor } from './money';
 import { percentageToBp } from './percentage';
@@ -67,7 +78,11 @@ export function splitUnderTerms(terms: SettlementTerms, gross: number): SplitRes
  * The split a transaction's answer shows: of the captured amount (before capture: of the sale
  * amount); none for a transaction without settlement terms.
  */
-export function splitOfTransaction(t: { details: Record<string, unknown>; captured_amount: string; amount: string }): SplitResult | undefined {
+export function splitOfTransaction(t: {
+  details: Record<string, unknown>;
+  captured_amount: string;
+  amount: string;
+}): SplitResult | undefined {
   const terms = (t.details as { terms?: SettlementTerms }).terms;
   if (!terms) return undefined;
   return splitUnderTerms(terms, Number(t.captured_amount) || Number(t.amount));
@@ -109,14 +124,22 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
     const at = `${path}[${i}]`;
     const recipient = e.recipient?.trim().toLowerCase() ?? '';
     if (!recipient) add(C.RecipientRequired, `${at}.recipient`, `${at}.recipient is required.`);
-    else if (recipient === ctx.merchantId.toLowerCase() || recipient === ctx.merchantPublicId) add(C.RecipientIsMerchant, `${at}.recipient`, `${at}.recipient is the merchant itself; the merchant receives the residual without an entry.`);
-    else if (!ctx.recipients.has(recipient)) add(C.RecipientNotFound, `${at}.recipient`, `${at}.recipient is not a recipient of this merchant.`);
-    else if (ctx.recipients.get(recipient) !== 'approved') add(C.RecipientNotActive, `${at}.recipient`, `${at}.recipient is not approved yet.`);
+    else if (recipient === ctx.merchantId.toLowerCase() || recipient === ctx.merchantPublicId)
+      add(
+        C.RecipientIsMerchant,
+        `${at}.recipient`,
+        `${at}.recipient is the merchant itself; the merchant receives the residual without an entry.`,
+      );
+    else if (!ctx.recipients.has(recipient))
+      add(C.RecipientNotFound, `${at}.recipient`, `${at}.recipient is not a recipient of this merchant.`);
+    else if (ctx.recipients.get(recipient) !== 'approved')
+      add(C.RecipientNotActive, `${at}.recipient`, `${at}.recipient is not approved yet.`);
     if (recipient && seen.has(recipient)) add(C.RecipientDuplicated, `${at}.recipient`, `${at}.recipient appears in more than one entry.`);
     seen.add(recipient);
 
     if (e.percentage === undefined && e.amount === undefined) add(C.ValueRequired, at, `${at} must have a percentage or an amount.`);
-    else if (e.percentage !== undefined && e.amount !== undefined) add(C.ValueAmbiguous, at, `${at} must have a percentage or an amount, not both.`);
+    else if (e.percentage !== undefined && e.amount !== undefined)
+      add(C.ValueAmbiguous, at, `${at} must have a percentage or an amount, not both.`);
     else if (e.percentage !== undefined) {
       const r = percentageToBp(e.percentage);
       if ('bp' in r) percentSum += r.bp;
@@ -128,7 +151,8 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
   });
   if (percentSum > 10_000) add(C.PercentageSumExceeded, path, `The percentages of ${path} add up to more than 100.`);
   const modes = entries.map(entryMode);
-  if (modes.filter((m) => m === 'FULL').length > 1) add(C.MultipleFullFeePayers, path, `Only one entry of ${path} may pay the processing fee in full.`);
+  if (modes.filter((m) => m === 'FULL').length > 1)
+    add(C.MultipleFullFeePayers, path, `Only one entry of ${path} may pay the processing fee in full.`);
   else if (modes.includes('FULL') && modes.includes('PRORATA')) {
     add(C.FullAndProrataConflict, path, `An entry of ${path} paying the fee in full excludes entries sharing it pro rata.`);
   }
@@ -141,11 +165,28 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
   // After the fee: only now are the shares well defined.
   const r = computeSplit(entries, ctx.gross, ctx.fee);
   const slices = r.entries.reduce((s, e) => s + e.gross, 0);
-  if (slices > ctx.gross) return [{ code: C.GrossExceeded, parameter: path, message: `The entries of ${path} add up to ${slices} cents, more than the sale's ${ctx.gross}.` }];
+  if (slices > ctx.gross)
+    return [
+      {
+        code: C.GrossExceeded,
+        parameter: path,
+        message: `The entries of ${path} add up to ${slices} cents, more than the sale's ${ctx.gross}.`,
+      },
+    ];
   r.entries.forEach((e, i) => {
-    if (e.net < 0) add(C.FeeExceedsShare, `${path}[${i}]`, `${path}[${i}] gets ${e.gross} cents, less than the ${e.fee} cents of processing fee it would pay.`);
+    if (e.net < 0)
+      add(
+        C.FeeExceedsShare,
+        `${path}[${i}]`,
+        `${path}[${i}] gets ${e.gross} cents, less than the ${e.fee} cents of processing fee it would pay.`,
+      );
   });
-  if (r.merchant.net < 0) add(C.MerchantNetNegative, path, `The merchant's residual (${r.merchant.gross} cents) does not cover its ${r.merchant.fee} cents of processing fee.`);
+  if (r.merchant.net < 0)
+    add(
+      C.MerchantNetNegative,
+      path,
+      `The merchant's residual (${r.merchant.gross} cents) does not cover its ${r.merchant.fee} cents of processing fee.`,
+    );
   return problems;
 }
 

@@ -83,17 +83,23 @@ export class TokenCardKeysRepository {
   constructor(private readonly db: DataSource) {}
 
   countNotUnderKek(activeKid: string): Promise<number> {
-    return this.db.query('SELECT count(*)::int AS n FROM vault.token_cards WHERE kek_id <> $1', [activeKid]).then((r: { n: number }[]) => r[0].n);
+    return this.db
+      .query('SELECT count(*)::int AS n FROM vault.token_cards WHERE kek_id <> $1', [activeKid])
+      .then((r: { n: number }[]) => r[0].n);
   }
 
   async countNotUnderFingerprintKid(activeKid: string): Promise<number> {
-    const rows: { n: number }[] = await this.db.query(`SELECT count(*)::int AS n FROM vault.token_cards WHERE ${KID_OF} <> $1`, [activeKid]);
+    const rows: { n: number }[] = await this.db.query(`SELECT count(*)::int AS n FROM vault.token_cards WHERE ${KID_OF} <> $1`, [
+      activeKid,
+    ]);
     return rows[0].n;
   }
 
   /** Rows per fingerprint kid. */
   async countByFingerprintKid(): Promise<Record<string, number>> {
-    const rows: { kid: string; n: number }[] = await this.db.query(`SELECT ${KID_OF} AS kid, count(*)::int AS n FROM vault.token_cards GROUP BY 1 ORDER BY 1`);
+    const rows: { kid: string; n: number }[] = await this.db.query(
+      `SELECT ${KID_OF} AS kid, count(*)::int AS n FROM vault.token_cards GROUP BY 1 ORDER BY 1`,
+    );
     return Object.fromEntries(rows.map((r) => [r.kid, r.n]));
   }
 

@@ -77,7 +77,21 @@ export class TokenCardsRepository {
          RETURNING ${VIEW_COLUMNS}
        )
        SELECT * FROM inserted UNION ALL SELECT * FROM found`,
-      [c.token, c.merchantId, c.fingerprint, c.expYear, c.expMonth, c.masked, c.brand, c.holder, c.billing, c.kekId, c.wrappedKey, c.ciphertext, c.knownFingerprints],
+      [
+        c.token,
+        c.merchantId,
+        c.fingerprint,
+        c.expYear,
+        c.expMonth,
+        c.masked,
+        c.brand,
+        c.holder,
+        c.billing,
+        c.kekId,
+        c.wrappedKey,
+        c.ciphertext,
+        c.knownFingerprints,
+      ],
     );
     if (rows.length > 0) return rows[0];
     // Lost a race: a concurrent add inserted this card after our statement's snapshot.
@@ -86,7 +100,12 @@ export class TokenCardsRepository {
     return existing;
   }
 
-  async findByMerchantAndFingerprints(merchantId: string, fingerprints: string[], expYear: number, expMonth: number): Promise<TokenCardRow | undefined> {
+  async findByMerchantAndFingerprints(
+    merchantId: string,
+    fingerprints: string[],
+    expYear: number,
+    expMonth: number,
+  ): Promise<TokenCardRow | undefined> {
     const rows: TokenCardRow[] = await this.db.query(
       `SELECT ${VIEW_COLUMNS} FROM vault.token_cards
        WHERE merchant_id = $1 AND fingerprint = ANY($2::text[]) AND exp_year = $3 AND exp_month = $4
@@ -105,7 +124,10 @@ export class TokenCardsRepository {
   }
 
   async findByMerchantAndToken(merchantId: string, token: string): Promise<TokenCardRow | undefined> {
-    const rows: TokenCardRow[] = await this.db.query(`SELECT ${VIEW_COLUMNS} FROM vault.token_cards WHERE token = $1 AND merchant_id = $2`, [token, merchantId]);
+    const rows: TokenCardRow[] = await this.db.query(
+      `SELECT ${VIEW_COLUMNS} FROM vault.token_cards WHERE token = $1 AND merchant_id = $2`,
+      [token, merchantId],
+    );
     return rows[0];
   }
 }

@@ -17,7 +17,12 @@ export function sealGcm(key: Buffer, plaintext: Buffer, aad: string): Buffer {
  * The inverse of sealGcm; throws (Node's error, or `tooShort()`) when the tag, key or associated
  * data do not match. Callers turn any throw into their own error that says nothing more.
  */
-export function openGcm(key: Buffer, sealed: Buffer, aad: string, tooShort: () => Error = () => new Error('sealed value too short')): Buffer {
+export function openGcm(
+  key: Buffer,
+  sealed: Buffer,
+  aad: string,
+  tooShort: () => Error = () => new Error('sealed value too short'),
+): Buffer {
   // GCM would verify a shorter tag and so accept forgeries found by brute-forcing a few bytes:
   // the tag is always the full 16 bytes, and authTagLength makes Node refuse anything else too.
   if (sealed.length < GCM_IV_BYTES + GCM_TAG_BYTES) throw tooShort();

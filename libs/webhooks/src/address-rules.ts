@@ -3,9 +3,19 @@ import { BlockList, isIP } from 'node:net';
 /** IPv4 targets a webhook may not reach unless allowed: private, loopback, link-local and the like. */
 const FORBIDDEN_V4 = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) FORBIDDEN_V4.addSubnet(net, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  FORBIDDEN_V4.addSubnet(net, bits, 'ipv4');
 /**
  * IPv6 ranges refused as such: unique-local, link-local, site-local, multicast, NAT64's local-use prefix
  * (RFC 8215: its gateway is ours to choose, so where it leads is unknown), 6to4 (2002::/16) and
@@ -32,11 +42,15 @@ const FORBIDDEN_V6_LIST = FORBIDDEN_V6.map(([net, bits, why]) => {
 /** `WEBHOOK_ALLOW_NETWORKS`: CIDRs (e.g. `127.0.0.0/8,::1/128`) a webhook may reach despite the rules. */
 export function parseAllowList(spec: string): BlockList {
   const list = new BlockList();
-  for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [net, bits] = raw.split('/');
     const family = isIP(net);
     const prefix = Number(bits ?? (family === 6 ? 128 : 32));
-    if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32)) throw new Error(`"${raw}" is not a CIDR such as 127.0.0.0/8`);
+    if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32))
+      throw new Error(`"${raw}" is not a CIDR such as 127.0.0.0/8`);
     list.addSubnet(net, prefix, family === 6 ? 'ipv6' : 'ipv4');
   }
   return list;
@@ -48,11 +62,15 @@ LOOPBACK.addAddress('::1', 'ipv6');
 
 /** The entries of an allowlist spec that open loopback (refused in production: see the notifier's config). */
 export function loopbackEntries(spec: string): string[] {
-  return spec.split(',').map((s) => s.trim()).filter(Boolean).filter((raw) => {
-    const [net] = raw.split('/');
-    const one = parseAllowList(raw);
-    return LOOPBACK.check(net, isIP(net) === 6 ? 'ipv6' : 'ipv4') || one.check('127.0.0.1', 'ipv4') || one.check('::1', 'ipv6');
-  });
+  return spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .filter((raw) => {
+      const [net] = raw.split('/');
+      const one = parseAllowList(raw);
+      return LOOPBACK.check(net, isIP(net) === 6 ? 'ipv6' : 'ipv4') || one.check('127.0.0.1', 'ipv4') || one.check('::1', 'ipv6');
+    });
 }
 
 /** The 16 bytes of an IPv6 address (dotted IPv4 tail and a zone id allowed), or undefined. */
@@ -67,7 +85,9 @@ export function ipv6Bytes(address: string): number[] | undefined {
   const [head, tail] = a.includes('::') ? a.split('::') : [a, undefined];
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = [...left, ...Array(tail === undefined ? 0 : 8 - left.length - right.length).fill('0'), ...right].map((g) => parseInt(g, 16));
+  const groups = [...left, ...Array(tail === undefined ? 0 : 8 - left.length - right.length).fill('0'), ...right].map((g) =>
+    parseInt(g, 16),
+  );
   return groups.flatMap((g) => [g >> 8, g & 0xff]);
 }
 
@@ -80,7 +100,12 @@ const hex = (bytes: number[]) => bytes.map((b) => b.toString(16).padStart(2, '0'
  */
 function embeddedV4(bytes: number[]): string | undefined {
   const prefix = hex(bytes.slice(0, 12));
-  if (prefix === '00000000000000000000ffff' || prefix === '000000000000000000000000' || prefix === '0000000000000000ffff0000' || prefix === '0064ff9b0000000000000000') {
+  if (
+    prefix === '00000000000000000000ffff' ||
+    prefix === '000000000000000000000000' ||
+    prefix === '0000000000000000ffff0000' ||
+    prefix === '0064ff9b0000000000000000'
+  ) {
     return bytes.slice(12).join('.');
   }
   return undefined;
@@ -101,7 +126,11 @@ export function canonicalAddress(address: string): string {
  * by that IPv4 address (and the allowlist's IPv4 entries apply to it). `isOwnAddress` is asked,
  * with the canonical form, whether an address is the sending host's own (no host: none is).
  */
-export function forbiddenReason(address: string, allow: BlockList, isOwnAddress: (canonical: string) => boolean = () => false): string | undefined {
+export function forbiddenReason(
+  address: string,
+  allow: BlockList,
+  isOwnAddress: (canonical: string) => boolean = () => false,
+): string | undefined {
   const family = isIP(address.replace(/%.*$/, ''));
   if (family === 4) {
     if (allow.check(address, 'ipv4')) return undefined;
@@ -119,4 +148,3 @@ export function forbiddenReason(address: string, allow: BlockList, isOwnAddress:
   if (isOwnAddress(hex(bytes))) return "one of the notifier host's own addresses";
   return undefined;
 }
-

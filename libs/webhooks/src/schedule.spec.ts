@@ -22,12 +22,17 @@ describe('webhook retry schedule (DESIGN.md 4)', () => {
 
   it('stays within ±20 % of the scaled step for any jitter and scale', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 9 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), fc.constantFrom(1, 0.01, 0.0001), (n, r, scale) => {
-        const step = RETRY_SCHEDULE_MS[n] * scale;
-        const d = retryDelayMs(n, scale, undefined, () => r);
-        expect(d).toBeGreaterThanOrEqual(Math.floor(step * 0.8));
-        expect(d).toBeLessThanOrEqual(Math.ceil(step * 1.2));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 9 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        fc.constantFrom(1, 0.01, 0.0001),
+        (n, r, scale) => {
+          const step = RETRY_SCHEDULE_MS[n] * scale;
+          const d = retryDelayMs(n, scale, undefined, () => r);
+          expect(d).toBeGreaterThanOrEqual(Math.floor(step * 0.8));
+          expect(d).toBeLessThanOrEqual(Math.ceil(step * 1.2));
+        },
+      ),
     );
   });
 

@@ -3,7 +3,9 @@
  * 5 h, 10 h, 14 h, 20 h and 24 h, each ±20 % jitter. `scale` compresses the whole schedule (tests,
  * benchmarks); production runs at 1.
  */
-export const RETRY_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000] as const;
+export const RETRY_SCHEDULE_MS = [
+  0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000,
+] as const;
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length;
 
 /**

@@ -24,15 +24,25 @@ export class AdminController {
       throw DomainError.validation(ErrorCodes.InvalidField, 'status', `status must be one of ${STATUSES.join(', ')}.`);
     }
     const n = limit === undefined ? 100 : Number(limit);
-    if (!Number.isInteger(n) || n < 1 || n > 1000) throw DomainError.validation(ErrorCodes.InvalidField, 'limit', 'limit must be a whole number from 1 to 1000.');
+    if (!Number.isInteger(n) || n < 1 || n > 1000)
+      throw DomainError.validation(ErrorCodes.InvalidField, 'limit', 'limit must be a whole number from 1 to 1000.');
     // `merchant` is the merchant's public id (or, for merchants integrated before, its UUID).
     // A repeated query parameter arrives as an array: one merchant per request.
-    if (merchant !== undefined && typeof merchant !== 'string') throw DomainError.validation(ErrorCodes.InvalidField, 'merchant', 'merchant must be given once.');
+    if (merchant !== undefined && typeof merchant !== 'string')
+      throw DomainError.validation(ErrorCodes.InvalidField, 'merchant', 'merchant must be given once.');
     const merchantId = merchant === undefined ? undefined : await this.merchants.resolve(merchant);
     if (merchant !== undefined && !merchantId) {
-      throw DomainError.validation(ErrorCodes.InvalidField, 'merchant', 'merchant must be the id of a merchant (10 digits, as merchant:create printed it, or its UUID).');
+      throw DomainError.validation(
+        ErrorCodes.InvalidField,
+        'merchant',
+        'merchant must be the id of a merchant (10 digits, as merchant:create printed it, or its UUID).',
+      );
     }
-    return { deliveries: await this.withPublicIds(await this.deliveries.list({ status: status as DeliveryStatus | undefined, merchantId, limit: n })) };
+    return {
+      deliveries: await this.withPublicIds(
+        await this.deliveries.list({ status: status as DeliveryStatus | undefined, merchantId, limit: n }),
+      ),
+    };
   }
 
   @Get(':id')
@@ -54,7 +64,8 @@ export class AdminController {
   async replay(@Param('id') id: string) {
     const outcome = await replayDelivery(this.deliveries, this.queues.delivery, id);
     if (outcome === 'not_found') throw new DomainError('not_found', ErrorCodes.TransactionNotFound, 'No such delivery.', 'id');
-    if (outcome === 'not_replayable') throw new DomainError('conflict', ErrorCodes.InvalidState, 'Only a failed or blocked delivery can be replayed.', 'id');
+    if (outcome === 'not_replayable')
+      throw new DomainError('conflict', ErrorCodes.InvalidState, 'Only a failed or blocked delivery can be replayed.', 'id');
     return { deliveryId: id.toLowerCase(), replay: 'queued' };
   }
 }

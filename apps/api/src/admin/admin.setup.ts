@@ -4,7 +4,15 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
 import { ErrorCodes } from '@app/contracts';
-import { AuditSubject, AuditTrail, looksLikeOperatorToken, OperatorRole, operatorTokenHash, OperatorsRepository, roleAllows } from '@app/persistence';
+import {
+  AuditSubject,
+  AuditTrail,
+  looksLikeOperatorToken,
+  OperatorRole,
+  operatorTokenHash,
+  OperatorsRepository,
+  roleAllows,
+} from '@app/persistence';
 import { unavailable, wireError } from '../errors/wire-error';
 import { AdminQueues, CARD_BEARING_QUEUES, RETRYABLE_QUEUES } from './admin-queues';
 
@@ -47,14 +55,19 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
         // A revoked operator is someone: the refusal is theirs to answer for. A request with no
         // known token is anyone on the network, and recording each one would let anyone fill the
         // trail; those are in the request log (status 401) instead.
-        if (audited && operator) await audit.refuse({ ...subject, operator: { id: operator.id, name: operator.name } }, 'revoked operator token');
+        if (audited && operator)
+          await audit.refuse({ ...subject, operator: { id: operator.id, name: operator.name } }, 'revoked operator token');
         return reply.code(401).header('www-authenticate', 'Bearer').send(UNAUTHORIZED);
       }
       subject.operator = { id: operator.id, name: operator.name };
       const needs: OperatorRole = audited ? 'operator' : 'viewer';
       if (!roleAllows(operator.role, needs)) {
         await audit.refuse(subject, `role ${operator.role} below ${needs}`);
-        const wire = wireError(403, ErrorCodes.OperatorRoleRefused, `Operator ${operator.name} (${operator.role}) may not do this: it needs the ${needs} role.`);
+        const wire = wireError(
+          403,
+          ErrorCodes.OperatorRoleRefused,
+          `Operator ${operator.name} (${operator.role}) may not do this: it needs the ${needs} role.`,
+        );
         return reply.code(wire.httpStatus).send(wire.body);
       }
       // Of the dashboard's actions only retries are allowed: adding, editing, emptying or pausing a
@@ -79,7 +92,10 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
     attempts.delete(req);
     const ok = reply.statusCode < 400;
     try {
-      await audit.append(attempt.subject, ok ? 'ok' : 'failed', { attemptId: attempt.attemptId, errorClass: ok ? undefined : `http_${reply.statusCode}` });
+      await audit.append(attempt.subject, ok ? 'ok' : 'failed', {
+        attemptId: attempt.attemptId,
+        errorClass: ok ? undefined : `http_${reply.statusCode}`,
+      });
       return payload;
     } catch {
       const wire = unavailable('The action ran but its outcome could not be recorded in the audit trail; check it before retrying.');
@@ -118,7 +134,10 @@ function subjectOf(req: FastifyRequest): AuditSubject {
       : /\/retry(\/:[A-Za-z]+)?$/.test(route)
         ? 'queues:retry'
         : `http ${req.method} ${route}`;
-  const target = Object.values(params).filter((v) => typeof v === 'string').join('/') || undefined;
+  const target =
+    Object.values(params)
+      .filter((v) => typeof v === 'string')
+      .join('/') || undefined;
   return { action, target, origin: `http ${req.ip}`, detail: { method: req.method, route: route ?? null, ...params } };
 }
 

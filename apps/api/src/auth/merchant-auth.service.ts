@@ -59,7 +59,12 @@ export class MerchantAuthService {
     // Compare even when the merchant is unknown, so both failures take the same time.
     const ok = timingSafeEqual(hash, found?.keyHash ?? NO_HASH) && found !== null;
     if (!ok) {
-      throw new DomainError('auth', ErrorCodes.AuthenticationFailed, 'Authentication failed: check verification.merchantId and verification.merchantKey.', 'verification');
+      throw new DomainError(
+        'auth',
+        ErrorCodes.AuthenticationFailed,
+        'Authentication failed: check verification.merchantId and verification.merchantKey.',
+        'verification',
+      );
     }
     return { id: found.id, limits: found.limits };
   }

@@ -36,7 +36,18 @@ export class BillingDto implements Billing {
   email?: string;
 }
 
-export const BILLING_KEYS = ['customerIdentity', 'name', 'address', 'address2', 'city', 'state', 'postalCode', 'country', 'phone', 'email'] as const;
+export const BILLING_KEYS = [
+  'customerIdentity',
+  'name',
+  'address',
+  'address2',
+  'city',
+  'state',
+  'postalCode',
+  'country',
+  'phone',
+  'email',
+] as const;
 
 /** The billing fields that were sent, as text (numbers read as their digits). */
 export function billingOf(dto: BillingDto | undefined): Billing | undefined {

@@ -34,9 +34,19 @@ describe('readEnvelope', () => {
     ['wrong version', { 'transaction-request': { version: '2.0.0', verification, tokencard: {} } }, '902', 'version'],
     ['numeric version', { 'transaction-request': { version: 1, verification, tokencard: {} } }, '902', 'version'],
     ['no verification', { 'transaction-request': { version: '1.0.0', tokencard: {} } }, '903', 'verification'],
-    ['no merchantKey', { 'transaction-request': { version: '1.0.0', verification: { merchantId: 'm' }, tokencard: {} } }, '903', 'verification.merchantKey'],
+    [
+      'no merchantKey',
+      { 'transaction-request': { version: '1.0.0', verification: { merchantId: 'm' }, tokencard: {} } },
+      '903',
+      'verification.merchantKey',
+    ],
     ['no operation', { 'transaction-request': { version: '1.0.0', verification } }, '901', 'transaction-request'],
-    ['two operations', { 'transaction-request': { version: '1.0.0', verification, tokencard: {}, tokenCard: {} } }, '901', 'transaction-request'],
+    [
+      'two operations',
+      { 'transaction-request': { version: '1.0.0', verification, tokencard: {}, tokenCard: {} } },
+      '901',
+      'transaction-request',
+    ],
     ['foreign operation', { 'transaction-request': { version: '1.0.0', verification, sale: {} } }, '901', 'sale'],
     ['operation not an object', { 'transaction-request': { version: '1.0.0', verification, tokencard: 'x' } }, '904', 'tokencard'],
   ])('rejects %s with code %s naming %s', (_name, body, code, parameter) => {

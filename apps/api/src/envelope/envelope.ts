@@ -51,19 +51,32 @@ export function readEnvelope(body: unknown, operations: readonly string[]): Enve
   const ops = Object.keys(root).filter((k) => !RESERVED.has(k));
   const expected = operations.map((o) => `"${o}"`).join(' or ');
   if (ops.length !== 1) {
-    const message = ops.length === 0 ? `The request must carry one operation (${expected}).` : `The request must carry exactly one operation, found ${ops.length}.`;
+    const message =
+      ops.length === 0
+        ? `The request must carry one operation (${expected}).`
+        : `The request must carry exactly one operation, found ${ops.length}.`;
     throw new DomainError('validation', ErrorCodes.InvalidEnvelope, message, ROOT);
   }
   const [operation] = ops;
   if (!operations.includes(operation)) {
     // The unknown key's name is echoed only when it is short and plain: it is merchant input.
     const shown = /^[A-Za-z_-]{1,32}$/.test(operation) ? `"${operation}"` : 'the given key';
-    throw new DomainError('validation', ErrorCodes.InvalidEnvelope, `Unsupported operation ${shown} on this path; expected ${expected}.`, shown === 'the given key' ? ROOT : operation);
+    throw new DomainError(
+      'validation',
+      ErrorCodes.InvalidEnvelope,
+      `Unsupported operation ${shown} on this path; expected ${expected}.`,
+      shown === 'the given key' ? ROOT : operation,
+    );
   }
   const opBody = root[operation];
   if (!isPlainObject(opBody)) throw DomainError.validation(ErrorCodes.InvalidField, operation, `${operation} must be an object.`);
   // Text fields may arrive as JSON numbers: the credentials are compared as the text they read as.
-  return { merchantId: textOf(header.verification.merchantId)!, merchantKey: textOf(header.verification.merchantKey)!, operation, body: opBody };
+  return {
+    merchantId: textOf(header.verification.merchantId)!,
+    merchantKey: textOf(header.verification.merchantKey)!,
+    operation,
+    body: opBody,
+  };
 }
 
 type Ctor = new () => object;

@@ -35,7 +35,12 @@ storage.groupByPropertyName = (metadata) => {
  * ("" for an operation's body). class-validator's executor runs only for a body that fails a
  * field's constraint (see `passes`).
  */
-export function validated<T extends object>(cls: new () => T, plain: Record<string, unknown>, prefix = '', across?: (dto: T) => FieldProblem[]): T {
+export function validated<T extends object>(
+  cls: new () => T,
+  plain: Record<string, unknown>,
+  prefix = '',
+  across?: (dto: T) => FieldProblem[],
+): T {
   const instance = instantiate(cls, plain);
   const problems = passes(cls, instance as Record<string, unknown>) ? [] : problemsOf(classValidatorErrors(instance), prefix);
   // Rules across two objects (a sale's payment.amount against its order.totalAmount), in the same 400.

@@ -50,21 +50,28 @@ describe('wire fields (liberal scalars as class-validator constraints)', () => {
     );
   });
 
-  it.each([['1e3'], ['0x10'], [' 12'], ['12 '], ['+5'], [true], [[1]], [{}], [2 ** 53], ['99999999999999999']])('rejects %p as an integer', (v) => {
-    const e = errorOf({ numberOfPayments: v });
-    expect([e.code, e.parameter]).toEqual(['904', 'payment.numberOfPayments']);
-  });
+  it.each([['1e3'], ['0x10'], [' 12'], ['12 '], ['+5'], [true], [[1]], [{}], [2 ** 53], ['99999999999999999']])(
+    'rejects %p as an integer',
+    (v) => {
+      const e = errorOf({ numberOfPayments: v });
+      expect([e.code, e.parameter]).toEqual(['904', 'payment.numberOfPayments']);
+    },
+  );
 
   it('enforces bounds with a sentence naming them', () => {
     expect(errorOf({ numberOfPayments: 13 }).message).toBe('payment.numberOfPayments must be from 1 to 12.');
   });
 
   it('reads booleans from both forms and nothing else', () => {
-    for (const v of [true, 'true', false, 'false', undefined, null, '']) expect(() => validated(Sample, { amount: 1, fraud: v })).not.toThrow();
+    for (const v of [true, 'true', false, 'false', undefined, null, ''])
+      expect(() => validated(Sample, { amount: 1, fraud: v })).not.toThrow();
     fc.assert(
-      fc.property(fc.string().filter((s) => s !== 'true' && s !== 'false' && s !== ''), (s) => {
-        expect(errorOf({ fraud: s }).parameter).toBe('payment.fraud');
-      }),
+      fc.property(
+        fc.string().filter((s) => s !== 'true' && s !== 'false' && s !== ''),
+        (s) => {
+          expect(errorOf({ fraud: s }).parameter).toBe('payment.fraud');
+        },
+      ),
     );
   });
 

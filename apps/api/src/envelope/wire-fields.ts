@@ -105,7 +105,10 @@ export function instantiate<T extends object>(cls: new () => T, plain: Record<st
     else if (isPlainObject(v)) out[key] = shape.maxItems === undefined ? instantiate(shape.nested(), v) : v;
     else if (Array.isArray(v)) {
       // An object field given an array: an empty one is enough for its check to refuse.
-      out[key] = shape.maxItems === undefined ? [] : v.slice(0, shape.maxItems + 1).map((e) => (isPlainObject(e) ? instantiate(shape.nested!(), e) : null));
+      out[key] =
+        shape.maxItems === undefined
+          ? []
+          : v.slice(0, shape.maxItems + 1).map((e) => (isPlainObject(e) ? instantiate(shape.nested!(), e) : null));
     } else out[key] = v;
   }
   return out as T;
@@ -136,7 +139,12 @@ export function passes(cls: object, obj: Record<string, unknown>): boolean {
 /** Registers `check` as the field's constraint, and `doc` as its OpenAPI property. */
 function wireField(doc: ApiPropertyOptions, check: FieldCheck, presence: Presence): PropertyDecorator {
   return (target: object, propertyName: string | symbol) => {
-    ApiProperty({ required: presence.required === true, description: presence.description, example: presence.example, ...doc } as ApiPropertyOptions)(target, propertyName);
+    ApiProperty({
+      required: presence.required === true,
+      description: presence.description,
+      example: presence.example,
+      ...doc,
+    } as ApiPropertyOptions)(target, propertyName);
     const key = String(propertyName);
     const shape = shapeOf(target, key);
     const run = (value: unknown, owner: Record<string, unknown>): FieldIssue | FieldIssue[] | null => {

@@ -41,7 +41,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
     }
     if (e instanceof HttpException) return fromFrameworkError(e.getStatus());
     // 42501: the app's database role lacks a grant (libs/persistence/src/roles.ts), a deployment error to say plainly.
-    this.logger.error({ err: e }, (e as { code?: string })?.code === '42501' ? "refused by the database: this app's role lacks a grant" : 'unhandled error');
+    this.logger.error(
+      { err: e },
+      (e as { code?: string })?.code === '42501' ? "refused by the database: this app's role lacks a grant" : 'unhandled error',
+    );
     return internal();
   }
 }

@@ -31,13 +31,28 @@ export interface WireError {
     transactionId: string;
     status: { code: string; message: string };
     result: {
-      error: { code: string; action: string; message: string; details: string; moreInfo: string; parameter: string; errors: FieldProblem[] };
+      error: {
+        code: string;
+        action: string;
+        message: string;
+        details: string;
+        moreInfo: string;
+        parameter: string;
+        errors: FieldProblem[];
+      };
     };
   };
 }
 
 /** WIRE.md 5: the one error body every failure answers with. */
-export function wireError(httpStatus: number, code: ErrorCode, details: string, parameter = '', problems: FieldProblem[] = [], transactionId = ''): WireError {
+export function wireError(
+  httpStatus: number,
+  code: ErrorCode,
+  details: string,
+  parameter = '',
+  problems: FieldProblem[] = [],
+  transactionId = '',
+): WireError {
   const reason = STATUS_CODES[httpStatus] ?? 'Error';
   return {
     httpStatus,

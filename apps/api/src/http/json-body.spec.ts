@@ -3,7 +3,8 @@ import { DomainError } from '@app/contracts';
 import { altered, firstInvalidUtf8, MAX_DEPTH, parseJsonBody, render, walk } from './json-body';
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
-const envelope = (op: string, body: string) => `{"transaction-request":{"version":"1.0.0","verification":{"merchantId":"m","merchantKey":"k"},"${op}":${body}}}`;
+const envelope = (op: string, body: string) =>
+  `{"transaction-request":{"version":"1.0.0","verification":{"merchantId":"m","merchantKey":"k"},"${op}":${body}}}`;
 
 function refusal(raw: Uint8Array): DomainError {
   try {
@@ -17,8 +18,18 @@ function refusal(raw: Uint8Array): DomainError {
 
 describe('parseJsonBody', () => {
   it('parses a typical sale: big safe integers and plain unicode as sent, a number with a fraction or exponent as its text', () => {
-    const text = envelope('sale', '{"order":{"reference":"R-1","totalAmount":150000},"payment":{"split":[{"percentage":12.5},{"percentage":87.5}]},"billing":{"name":"José Ünal 日本 😀"},"n":9007199254740991,"x":-0.000001,"e":1e3,"c":150000.0}');
-    const expected = JSON.parse(text.replace('12.5', '"12.5"').replace('87.5', '"87.5"').replace('-0.000001', '"-0.000001"').replace('1e3', '"1e3"').replace('150000.0', '"150000.0"'));
+    const text = envelope(
+      'sale',
+      '{"order":{"reference":"R-1","totalAmount":150000},"payment":{"split":[{"percentage":12.5},{"percentage":87.5}]},"billing":{"name":"José Ünal 日本 😀"},"n":9007199254740991,"x":-0.000001,"e":1e3,"c":150000.0}',
+    );
+    const expected = JSON.parse(
+      text
+        .replace('12.5', '"12.5"')
+        .replace('87.5', '"87.5"')
+        .replace('-0.000001', '"-0.000001"')
+        .replace('1e3', '"1e3"')
+        .replace('150000.0', '"150000.0"'),
+    );
     expect(parseJsonBody(utf8(text))).toEqual(expected);
   });
 
@@ -35,7 +46,11 @@ describe('parseJsonBody', () => {
   });
 
   it('keeps an amount written with a decimal point as text, so an integer field can refuse it (never 10.0 read as 10 cents)', () => {
-    expect(parseJsonBody(utf8('{"amount":10.0,"b":[1E2,-0.5],"s":"1.5 in a string"}'))).toEqual({ amount: '10.0', b: ['1E2', '-0.5'], s: '1.5 in a string' });
+    expect(parseJsonBody(utf8('{"amount":10.0,"b":[1E2,-0.5],"s":"1.5 in a string"}'))).toEqual({
+      amount: '10.0',
+      b: ['1E2', '-0.5'],
+      s: '1.5 in a string',
+    });
     expect(refusal(utf8('{"a":1.2.3}'))).toMatchObject({ code: '900' });
   });
 
@@ -59,7 +74,12 @@ describe('parseJsonBody', () => {
     ['NUL in a report reference', utf8(envelope('report', '{"reference":"\\u0000"}')), '904', 'reference'],
     ['NUL in the merchant id', utf8(envelope('sale', '{}').replace('"m"', '"m\\u0000"')), '904', 'verification.merchantId'],
     ['NUL in the version', utf8(envelope('sale', '{}').replace('"1.0.0"', '"1\\u0000"')), '904', 'version'],
-    ['NUL in an array entry', utf8(envelope('sale', '{"payment":{"split":[{},{},{"recipient":"\\u0000"}]}}')), '904', 'payment.split[2].recipient'],
+    [
+      'NUL in an array entry',
+      utf8(envelope('sale', '{"payment":{"split":[{},{},{"recipient":"\\u0000"}]}}')),
+      '904',
+      'payment.split[2].recipient',
+    ],
     ['NUL in a member name', utf8(envelope('sale', '{"billing":{"na\\u0000me":"x"}}')), '904', 'billing.*'],
     ['a lone surrogate in a member name', utf8('{"a":{"\\ud800":1}}'), '904', 'a.*'],
     ['an operation that is a bad string', utf8(envelope('sale', '"\\u0000"')), '904', 'sale'],
@@ -73,12 +93,32 @@ describe('parseJsonBody', () => {
     ['a huge negative integer', utf8('{"a":-123456789012345678901234567890}'), '904', 'a'],
     ['1e400', utf8(envelope('sale', '{"payment":{"amount":1e400}}')), '904', 'payment.amount'],
     ['an underflow to zero', utf8('{"a":[1,1e-400]}'), '904', 'a[1]'],
-    ['a fraction a double rounds', utf8(envelope('sale', '{"payment":{"split":[{"percentage":12.50000000000000001}]}}')), '904', 'payment.split[0].percentage'],
+    [
+      'a fraction a double rounds',
+      utf8(envelope('sale', '{"payment":{"split":[{"percentage":12.50000000000000001}]}}')),
+      '904',
+      'payment.split[0].percentage',
+    ],
     ['a key with a number after escaped quotes', utf8('{"a\\"":"\\\\","b":99999999999999999}'), '904', 'b'],
-    ['10 000 levels deep', utf8(envelope('sale', `{"order":{"reference":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`)), '904', 'order.reference' + '[0]'.repeat(12)],
+    [
+      '10 000 levels deep',
+      utf8(envelope('sale', `{"order":{"reference":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`)),
+      '904',
+      'order.reference' + '[0]'.repeat(12),
+    ],
     ['10 000 unclosed levels', utf8('{"a":' + '{"b":'.repeat(10_000)), '904', 'a' + '.b'.repeat(15)],
-    ['brackets in strings do not count, deep after them', utf8('{"s":"[[[[[[[[[[[[[[[[[[[[[[","t":' + '['.repeat(17) + ']'.repeat(17) + '}'), '904', 't' + '[0]'.repeat(15)],
-    ['invalid UTF-8 in order.reference', Buffer.concat([utf8(envelope('sale', '{"order":{"reference":"ab')), Buffer.from([0xff]), utf8('"}}')]), '904', 'order.reference'],
+    [
+      'brackets in strings do not count, deep after them',
+      utf8('{"s":"[[[[[[[[[[[[[[[[[[[[[[","t":' + '['.repeat(17) + ']'.repeat(17) + '}'),
+      '904',
+      't' + '[0]'.repeat(15),
+    ],
+    [
+      'invalid UTF-8 in order.reference',
+      Buffer.concat([utf8(envelope('sale', '{"order":{"reference":"ab')), Buffer.from([0xff]), utf8('"}}')]),
+      '904',
+      'order.reference',
+    ],
     ['an overlong encoding', Buffer.concat([utf8('{"a":"'), Buffer.from([0xc0, 0xaf]), utf8('"}')]), '904', 'a'],
     ['a UTF-8 encoded surrogate', Buffer.concat([utf8('{"a":[1,"'), Buffer.from([0xed, 0xa0, 0x80]), utf8('"]}')]), '904', 'a[1]'],
     ['a truncated sequence at the end', Buffer.concat([utf8('{"a":"'), Buffer.from([0xe2, 0x82])]), '904', 'a'],
@@ -121,11 +161,17 @@ describe('parseJsonBody', () => {
   describe('properties', () => {
     /** Any JSON value nested below `levels` arrays and objects. */
     const nested = (levels: number) =>
-      fc.tuple(fc.jsonValue({ maxDepth: 2 }), fc.array(fc.boolean(), { minLength: levels, maxLength: levels }), fc.string({ unit: 'grapheme-ascii' })).map(([leaf, kinds, key]) => {
-        let text = JSON.stringify(leaf) ?? 'null';
-        for (const isArray of kinds) text = isArray ? `[${text}]` : `{${JSON.stringify(key)}:${text}}`;
-        return text;
-      });
+      fc
+        .tuple(
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.array(fc.boolean(), { minLength: levels, maxLength: levels }),
+          fc.string({ unit: 'grapheme-ascii' }),
+        )
+        .map(([leaf, kinds, key]) => {
+          let text = JSON.stringify(leaf) ?? 'null';
+          for (const isArray of kinds) text = isArray ? `[${text}]` : `{${JSON.stringify(key)}:${text}}`;
+          return text;
+        });
 
     it('refuses anything deeper than MAX_DEPTH with a DomainError and nothing else', () => {
       fc.assert(
@@ -143,7 +189,10 @@ describe('parseJsonBody', () => {
         fc.jsonValue().map((v) => JSON.stringify(v)),
         fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', ':', ',', '1', 'e', '-', '.', 'u', 'd', '8', '0', ' ') }),
       );
-      const asBytes = fc.oneof(anyText.map(utf8), fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)));
+      const asBytes = fc.oneof(
+        anyText.map(utf8),
+        fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)),
+      );
       fc.assert(
         fc.property(asBytes, (raw) => {
           let value: unknown;
@@ -162,9 +211,20 @@ describe('parseJsonBody', () => {
     });
 
     it('accepts every JSON value of clean strings and exact numbers within the depth', () => {
-      const clean = fc.string({ unit: 'grapheme' }).filter((s) => !/[\u0000-\u001f]/.test(s) && !['__proto__', 'constructor', 'prototype'].includes(s));
+      const clean = fc
+        .string({ unit: 'grapheme' })
+        .filter((s) => !/[\u0000-\u001f]/.test(s) && !['__proto__', 'constructor', 'prototype'].includes(s));
       const value = fc.letrec((tie) => ({
-        v: fc.oneof({ depthSize: 'small', maxDepth: 6 }, clean, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d) || Number.isSafeInteger(d)), fc.boolean(), fc.constant(null), fc.array(tie('v')), fc.dictionary(clean, tie('v'))),
+        v: fc.oneof(
+          { depthSize: 'small', maxDepth: 6 },
+          clean,
+          fc.integer(),
+          fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d) || Number.isSafeInteger(d)),
+          fc.boolean(),
+          fc.constant(null),
+          fc.array(tie('v')),
+          fc.dictionary(clean, tie('v')),
+        ),
       })).v;
       fc.assert(
         fc.property(value, (v) => {
@@ -196,9 +256,23 @@ function expectSameReading(actual: unknown, parsed: unknown): void {
 
 describe('altered', () => {
   it.each([
-    ['0', false], ['-0', false], ['12.5', false], ['0.1', false], ['1e3', false], ['1E+21', false], ['9007199254740991', false],
-    ['123456789012345.5', false], ['1234567890123456.7', true], ['1.5e-7', false], ['100000000000000000000', false], ['5e-324', false],
-    ['9007199254740993', true], ['1e400', true], ['1e-400', true], ['0.30000000000000004', false], ['0.300000000000000041', true],
+    ['0', false],
+    ['-0', false],
+    ['12.5', false],
+    ['0.1', false],
+    ['1e3', false],
+    ['1E+21', false],
+    ['9007199254740991', false],
+    ['123456789012345.5', false],
+    ['1234567890123456.7', true],
+    ['1.5e-7', false],
+    ['100000000000000000000', false],
+    ['5e-324', false],
+    ['9007199254740993', true],
+    ['1e400', true],
+    ['1e-400', true],
+    ['0.30000000000000004', false],
+    ['0.300000000000000041', true],
   ])('%s: %p', (literal, expected) => {
     expect(altered(literal)).toBe(expected);
   });
@@ -206,8 +280,14 @@ describe('altered', () => {
 
 describe('firstInvalidUtf8', () => {
   it.each([
-    [[0x41, 0xc3, 0xa9], 3], [[0x41, 0xff], 1], [[0xe0, 0x80, 0x80], 0], [[0xed, 0xa0, 0x80], 0], [[0xf4, 0x90, 0x80, 0x80], 0],
-    [[0xf0, 0x9f, 0x98, 0x80, 0x80], 4], [[0xe2, 0x82], 0], [[0xc2], 0],
+    [[0x41, 0xc3, 0xa9], 3],
+    [[0x41, 0xff], 1],
+    [[0xe0, 0x80, 0x80], 0],
+    [[0xed, 0xa0, 0x80], 0],
+    [[0xf4, 0x90, 0x80, 0x80], 0],
+    [[0xf0, 0x9f, 0x98, 0x80, 0x80], 4],
+    [[0xe2, 0x82], 0],
+    [[0xc2], 0],
   ])('%p → %i', (bytes, at) => {
     expect(firstInvalidUtf8(Uint8Array.from(bytes))).toBe(at);
   });

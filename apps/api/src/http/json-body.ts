@@ -134,7 +134,8 @@ function scan(text: string): number[] {
           `${param} is a number that cannot be kept exactly (more than 15 significant digits, or out of range); send it as a string.`,
         );
       }
-      const atValue = last === -1 || last === 0x3a /* : */ || last === 0x5b /* [ */ || (last === 0x2c /* , */ && open[open.length - 1] === 0x5b);
+      const atValue =
+        last === -1 || last === 0x3a /* : */ || last === 0x5b /* [ */ || (last === 0x2c /* , */ && open[open.length - 1] === 0x5b);
       if ((point || exponent) && atValue && JSON_NUMBER.test(text.slice(i, j))) fractions.push(i, j);
       i = j - 1;
     }
@@ -249,7 +250,11 @@ export function walk(value: unknown, checkStrings = true): void {
         }
         if (checkStrings && !textOk(key)) {
           const param = render(pathOf(frame, null));
-          throw DomainError.validation(ErrorCodes.InvalidField, param, `A member name (${param}) holds a control character or an unpaired surrogate.`);
+          throw DomainError.validation(
+            ErrorCodes.InvalidField,
+            param,
+            `A member name (${param}) holds a control character or an unpaired surrogate.`,
+          );
         }
         const v = obj[key];
         if (v !== null && typeof v === 'object') stack.push({ node: v, parent: frame, key });
@@ -277,7 +282,11 @@ function checkScalar(v: unknown, parent: Frame | undefined, key: Segment, checkS
     }
     if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
       const param = root ? 'body' : render(pathOf(parent!, key));
-      throw DomainError.validation(ErrorCodes.InvalidField, param, `${param} is an integer beyond 2^53 - 1 that cannot be kept exactly; send it as a string.`);
+      throw DomainError.validation(
+        ErrorCodes.InvalidField,
+        param,
+        `${param} is an integer beyond 2^53 - 1 that cannot be kept exactly; send it as a string.`,
+      );
     }
   }
 }

@@ -32,9 +32,20 @@ export class IdempotencyService {
     this.hmacKey = createHmac('sha256', config.transitKeys.active.key).update('idempotency-request-hash').digest();
   }
 
-  async run(merchantId: string, key: string | undefined, path: string, rawBody: unknown, work: () => Promise<{ status: number; body: unknown }>): Promise<StoredResponse> {
+  async run(
+    merchantId: string,
+    key: string | undefined,
+    path: string,
+    rawBody: unknown,
+    work: () => Promise<{ status: number; body: unknown }>,
+  ): Promise<StoredResponse> {
     if (key === undefined) return { ...(await work()), replayed: false };
-    if (!KEY.test(key)) throw DomainError.validation(ErrorCodes.InvalidField, 'Idempotency-Key', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.');
+    if (!KEY.test(key))
+      throw DomainError.validation(
+        ErrorCodes.InvalidField,
+        'Idempotency-Key',
+        'The Idempotency-Key header must be 1 to 255 visible ASCII characters.',
+      );
     const hash = createHmac('sha256', this.hmacKey).update(path).update('\0').update(JSON.stringify(rawBody)).digest();
     const claimed = await this.keys.claim(merchantId, key, hash);
     if (!claimed) return this.replay(merchantId, key, hash);
@@ -52,7 +63,9 @@ export class IdempotencyService {
       // The work is done and recorded (a statement or lock timeout, or Postgres gone, hit only the
       // stored answer): its answer is the truth. The key stays claimed without an answer, so a
       // repeat is refused (409, "still being processed") instead of running the work twice.
-      this.logger.warn(`idempotent answer not stored: ${unavailabilityOf(e) ?? 'unexpected error'} (code ${String((e as { code?: unknown }).code ?? 'none')})`);
+      this.logger.warn(
+        `idempotent answer not stored: ${unavailabilityOf(e) ?? 'unexpected error'} (code ${String((e as { code?: unknown }).code ?? 'none')})`,
+      );
     }
     return { ...result, replayed: false };
   }
@@ -61,13 +74,29 @@ export class IdempotencyService {
     const deadline = Date.now() + this.config.saleSyncWaitMs + 5_000;
     for (;;) {
       const row = await this.keys.find(merchantId, key);
-      if (!row) throw new DomainError('unavailable', ErrorCodes.ServiceUnavailable, 'The first request with this Idempotency-Key failed; retry it.');
+      if (!row)
+        throw new DomainError(
+          'unavailable',
+          ErrorCodes.ServiceUnavailable,
+          'The first request with this Idempotency-Key failed; retry it.',
+        );
       if (!row.requestHash.equals(hash)) {
-        throw new DomainError('conflict', ErrorCodes.IdempotencyConflict, 'This Idempotency-Key was already used with a different request body.', 'Idempotency-Key');
+        throw new DomainError(
+          'conflict',
+          ErrorCodes.IdempotencyConflict,
+          'This Idempotency-Key was already used with a different request body.',
+          'Idempotency-Key',
+        );
       }
-      if (row.responseStatus !== null && Date.now() - new Date(row.createdAt).getTime() < TTL_MS) return { status: row.responseStatus, body: row.responseBody, replayed: true };
+      if (row.responseStatus !== null && Date.now() - new Date(row.createdAt).getTime() < TTL_MS)
+        return { status: row.responseStatus, body: row.responseBody, replayed: true };
       if (Date.now() > deadline) {
-        throw new DomainError('conflict', ErrorCodes.IdempotencyConflict, 'A request with this Idempotency-Key is still being processed.', 'Idempotency-Key');
+        throw new DomainError(
+          'conflict',
+          ErrorCodes.IdempotencyConflict,
+          'A request with this Idempotency-Key is still being processed.',
+          'Idempotency-Key',
+        );
       }
       await new Promise((r) => setTimeout(r, 50));
     }

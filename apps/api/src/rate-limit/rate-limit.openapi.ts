@@ -4,5 +4,7 @@ import type { ApiResponseOptions } from '@nestjs/swagger';
 export const TOO_MANY_REQUESTS: ApiResponseOptions = {
   status: 429,
   description: "Over the merchant's write or read budget: nothing was done; retry after Retry-After seconds (error body, code 429)",
-  headers: { 'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1)', schema: { type: 'integer', minimum: 1 } } },
+  headers: {
+    'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1)', schema: { type: 'integer', minimum: 1 } },
+  },
 };

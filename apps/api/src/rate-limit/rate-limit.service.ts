@@ -20,7 +20,11 @@ export class RateLimitedError extends DomainError {
     readonly budget: Budget,
     readonly retryAfterS: number,
   ) {
-    super('rate_limited', ErrorCodes.RateLimited, `Too many ${WHAT[budget]} requests for this merchant; nothing was done. Retry after ${retryAfterS} s.`);
+    super(
+      'rate_limited',
+      ErrorCodes.RateLimited,
+      `Too many ${WHAT[budget]} requests for this merchant; nothing was done. Retry after ${retryAfterS} s.`,
+    );
   }
 }
 
@@ -128,7 +132,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async admitFromRedis(merchant: { id: string; limits: MerchantRateLimits }, budget: Budget, key: string): Promise<void> {
-    const perS = (budget === 'writes' ? merchant.limits.writesPerS : merchant.limits.readsPerS) ?? (budget === 'writes' ? this.config.writesPerS : this.config.readsPerS);
+    const perS =
+      (budget === 'writes' ? merchant.limits.writesPerS : merchant.limits.readsPerS) ??
+      (budget === 'writes' ? this.config.writesPerS : this.config.readsPerS);
     for (;;) {
       const lease = this.leases.get(key);
       if (lease && Date.now() < lease.until) {
@@ -179,7 +185,10 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     if (!limiter) {
       const rate = this.store(`${this.keyPrefix}:${budget}`, perS, 1);
       const burstPoints = perS * this.config.burstS;
-      limiter = burstPoints > 0 ? new BurstyRateLimiter(rate, this.store(`${this.keyPrefix}:${budget}:burst`, burstPoints, this.config.burstWindowS)) : rate;
+      limiter =
+        burstPoints > 0
+          ? new BurstyRateLimiter(rate, this.store(`${this.keyPrefix}:${budget}:burst`, burstPoints, this.config.burstWindowS))
+          : rate;
       this.limiters.set(name, limiter);
     }
     return limiter;

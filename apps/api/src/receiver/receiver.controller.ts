@@ -39,8 +39,16 @@ export class ReceiverController {
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'sale, authorize, capture, cancel or report: the operation key of the transaction-request selects it.' })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body within 24 h: the first answer is replayed (Idempotent-Replayed: true).' })
-  @ApiHeader({ name: 'Prefer', required: false, description: '"respond-async": answer 202 with status 0 at once; the outcome follows on urlReturn and report.' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Same key and body within 24 h: the first answer is replayed (Idempotent-Replayed: true).',
+  })
+  @ApiHeader({
+    name: 'Prefer',
+    required: false,
+    description: '"respond-async": answer 202 with status 0 at once; the outcome follows on urlReturn and report.',
+  })
   @ApiBody({ schema: { oneOf: REQUESTS.map((r) => ({ $ref: getSchemaPath(r) })) } })
   @ApiResponse({ status: 200, description: 'TransactionResponse (a decline is a 200 with status 4)', schema: TransactionResponseSchema })
   @ApiResponse({ status: 202, description: 'Accepted, outcome not known yet (status 0)', schema: TransactionResponseSchema })
@@ -74,15 +82,24 @@ export class ReceiverController {
       }
       case 'capture': {
         const req = parseTransactionOperation(op);
-        return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.capture(merchantId, req, idempotencyKey), 'capture') });
+        return async (merchantId: string) => ({
+          status: 200,
+          body: toTransactionResponse(await this.receiver.capture(merchantId, req, idempotencyKey), 'capture'),
+        });
       }
       case 'cancel': {
         const req = parseTransactionOperation(op);
-        return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.cancel(merchantId, req, idempotencyKey), 'cancel') });
+        return async (merchantId: string) => ({
+          status: 200,
+          body: toTransactionResponse(await this.receiver.cancel(merchantId, req, idempotencyKey), 'cancel'),
+        });
       }
       case 'report': {
         const by = parseReport(op);
-        return async (merchantId: string) => ({ status: 200, body: toTransactionResponse(await this.receiver.report(merchantId, by), 'report') });
+        return async (merchantId: string) => ({
+          status: 200,
+          body: toTransactionResponse(await this.receiver.report(merchantId, by), 'report'),
+        });
       }
     }
   }

@@ -1,7 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
-import { AuthorizeRequest, CaptureRequest, DomainError, ErrorCodes, Patterns, SaleInput, SettlementTerms, TransactionView } from '@app/contracts';
+import {
+  AuthorizeRequest,
+  CaptureRequest,
+  DomainError,
+  ErrorCodes,
+  Patterns,
+  SaleInput,
+  SettlementTerms,
+  TransactionView,
+} from '@app/contracts';
 import { detectBrand, maskPan } from '@app/card';
 import { LedgerRepository, TransactionsRepository } from '@app/persistence';
 import { RemoteError, ReplyTimeoutError, TransportUnavailableError, TypedClient, withJobId } from '@app/messaging';
@@ -84,7 +93,8 @@ export class ReceiverService {
       merchantId,
       sealedCard: card ? await sealJson(this.config.transitKeys, card) : undefined,
       tokenCard: input.payment.tokenCard,
-      sealedSecurityCode: !card && input.payment.cardSecurityCode ? await sealJson(this.config.transitKeys, input.payment.cardSecurityCode) : undefined,
+      sealedSecurityCode:
+        !card && input.payment.cardSecurityCode ? await sealJson(this.config.transitKeys, input.payment.cardSecurityCode) : undefined,
       flag: input.payment.flag,
       capture: operation === 'sale',
       saveCard: input.payment.saveCreditCard || input.payment.generateToken,
@@ -142,10 +152,15 @@ export class ReceiverService {
       'transactionId' in by
         ? await this.transactions.findByMerchantAndId(merchantId, by.transactionId.toLowerCase())
         : await this.transactions.findLatestByMerchantAndReference(merchantId, by.reference);
-    if (!row) throw new DomainError('not_found', ErrorCodes.TransactionNotFound, 'Transaction not found.', 'transactionId' in by ? 'transactionId' : 'reference');
+    if (!row)
+      throw new DomainError(
+        'not_found',
+        ErrorCodes.TransactionNotFound,
+        'Transaction not found.',
+        'transactionId' in by ? 'transactionId' : 'reference',
+      );
     const view = transactionViewOf(row);
     if (view.capturedAmount > 0) view.payables = await this.ledger.payablesOf(merchantId, row.id);
     return view;
   }
-
 }

@@ -1,5 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCodes, FeeRate, FieldProblem, MethodKind, SaleInput, SettlementTerms, SplitEntryInput, SplitErrorCodes } from '@app/contracts';
+import {
+  DomainError,
+  ErrorCodes,
+  FeeRate,
+  FieldProblem,
+  MethodKind,
+  SaleInput,
+  SettlementTerms,
+  SplitEntryInput,
+  SplitErrorCodes,
+} from '@app/contracts';
 import { FeePlansRepository, isMerchantPublicId, MerchantsRepository, RecipientsRepository } from '@app/persistence';
 import { instalmentBand, methodKind, processingFee, validateSplit } from '@app/split';
 import { ApiConfig } from '../config/api.config';
@@ -28,11 +38,23 @@ export class SaleTermsService {
     // Recipient ids are GUIDs: compared and stored lower-case.
     const split = input.payment.split?.map((e) => ({ ...e, recipient: e.recipient?.trim().toLowerCase() || undefined }));
     if (split) {
-      const recipients = await this.recipients.statusesForMerchant(merchantId, split.map((e) => e.recipient ?? ''));
+      const recipients = await this.recipients.statusesForMerchant(
+        merchantId,
+        split.map((e) => e.recipient ?? ''),
+      );
       // Recipient ids are UUIDs: the merchant's public id is looked up only when an entry names
       // something of its shape, to refuse it as the merchant itself rather than as an unknown recipient.
-      const merchantPublicId = split.some((e) => isMerchantPublicId(e.recipient ?? '')) ? await this.merchants.publicIdOf(merchantId) : undefined;
-      const problems = validateSplit(split, { gross, fee, merchantId, merchantPublicId, recipients, maxEntries: this.config.splitMaxEntries });
+      const merchantPublicId = split.some((e) => isMerchantPublicId(e.recipient ?? ''))
+        ? await this.merchants.publicIdOf(merchantId)
+        : undefined;
+      const problems = validateSplit(split, {
+        gross,
+        fee,
+        merchantId,
+        merchantPublicId,
+        recipients,
+        maxEntries: this.config.splitMaxEntries,
+      });
       if (problems.length) throw DomainError.fields(problems, ErrorCodes.InvalidSplit);
     } else if (fee >= gross) {
       throw DomainError.fields([feeExceeds('payment.amount', fee, gross)], ErrorCodes.InvalidField);
@@ -80,5 +102,9 @@ export class SaleTermsService {
 }
 
 function feeExceeds(parameter: string, fee: number, gross: number): FieldProblem {
-  return { code: SplitErrorCodes.FeeExceedsAmount, parameter, message: `The processing fee (${fee} cents) is not less than ${parameter} (${gross} cents).` };
+  return {
+    code: SplitErrorCodes.FeeExceedsAmount,
+    parameter,
+    message: `The processing fee (${fee} cents) is not less than ${parameter} (${gross} cents).`,
+  };
 }

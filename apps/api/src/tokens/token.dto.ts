@@ -34,7 +34,12 @@ export class TokenAddDto {
 }
 
 export class TokenRetrieveDto {
-  @Text({ max: 64, required: (o) => !present(o.tokenCard), example: '3b1f6c0e5d2a4f8b9c7e1d0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e', description: 'The token (64 hexadecimal characters).' })
+  @Text({
+    max: 64,
+    required: (o) => !present(o.tokenCard),
+    example: '3b1f6c0e5d2a4f8b9c7e1d0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e',
+    description: 'The token (64 hexadecimal characters).',
+  })
   token?: string;
 
   @Text({ max: 64, description: 'Another name for token.' })
@@ -49,7 +54,11 @@ export interface TokenAddInput {
 
 export function parseTokenAdd(body: Record<string, unknown>): TokenAddInput {
   const dto = validated(TokenAddDto, body);
-  const card: ClearCard = { cardNumber: textOf(dto.cardNumber)!, cardHolder: textOf(dto.cardHolder)!, cardExpirationDate: textOf(dto.cardExpirationDate)! };
+  const card: ClearCard = {
+    cardNumber: textOf(dto.cardNumber)!,
+    cardHolder: textOf(dto.cardHolder)!,
+    cardExpirationDate: textOf(dto.cardExpirationDate)!,
+  };
   if (present(dto.cardSecurityCode)) card.cardSecurityCode = textOf(dto.cardSecurityCode);
   return { card, flag: present(dto.flag) ? textOf(dto.flag) : undefined, billing: billingOf(dto.billing) };
 }

@@ -5,7 +5,14 @@ import { MerchantAuthService } from '../auth/merchant-auth.service';
 import { envelopeDoc, readEnvelope } from '../envelope/envelope';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { TokensService } from './tokens.service';
-import { parseTokenAdd, parseTokenRetrieve, TOKEN_ADD_OPERATIONS, TOKEN_RETRIEVE_OPERATIONS, TokenAddDto, TokenRetrieveDto } from './token.dto';
+import {
+  parseTokenAdd,
+  parseTokenRetrieve,
+  TOKEN_ADD_OPERATIONS,
+  TOKEN_RETRIEVE_OPERATIONS,
+  TokenAddDto,
+  TokenRetrieveDto,
+} from './token.dto';
 import { toTokenResponse } from './token-response';
 import { TokenResponseSchema } from './tokens.openapi';
 import { TOO_MANY_REQUESTS } from '../rate-limit/rate-limit.openapi';
@@ -15,7 +22,8 @@ const RETRIEVE = envelopeDoc('retrieve-token', TokenRetrieveDto);
 const IDEMPOTENCY = {
   name: 'Idempotency-Key',
   required: false,
-  description: 'Same key and body within 24 h: the first answer is replayed (Idempotent-Replayed: true); the same key with another body is a 409.',
+  description:
+    'Same key and body within 24 h: the first answer is replayed (Idempotent-Replayed: true); the same key with another body is a 409.',
 };
 
 @ApiTags('tokens')
@@ -30,16 +38,29 @@ export class TokensController {
 
   @Post('add')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Vault a card and return its token (the same card and expiry give the same token). The operation key may also be written tokenCard.' })
+  @ApiOperation({
+    summary:
+      'Vault a card and return its token (the same card and expiry give the same token). The operation key may also be written tokenCard.',
+  })
   @ApiHeader(IDEMPOTENCY)
   @ApiBody({ schema: { $ref: getSchemaPath(ADD) } })
   @ApiOkResponse({ schema: TokenResponseSchema })
   @ApiResponse(TOO_MANY_REQUESTS)
-  async add(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+  async add(
+    @Body() body: unknown,
+    @Headers('idempotency-key') key: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
     const env = readEnvelope(body, TOKEN_ADD_OPERATIONS);
     const input = parseTokenAdd(env.body);
     const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, 'writes');
-    return this.answer(reply, await this.idempotency.run(merchantId, key, 'token/add', body, async () => ({ status: 200, body: toTokenResponse(await this.tokens.add(merchantId, input)) })));
+    return this.answer(
+      reply,
+      await this.idempotency.run(merchantId, key, 'token/add', body, async () => ({
+        status: 200,
+        body: toTokenResponse(await this.tokens.add(merchantId, input)),
+      })),
+    );
   }
 
   @Post('retrieve')
@@ -49,11 +70,21 @@ export class TokensController {
   @ApiBody({ schema: { $ref: getSchemaPath(RETRIEVE) } })
   @ApiOkResponse({ schema: TokenResponseSchema })
   @ApiResponse(TOO_MANY_REQUESTS)
-  async retrieve(@Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+  async retrieve(
+    @Body() body: unknown,
+    @Headers('idempotency-key') key: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
     const env = readEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
     const token = parseTokenRetrieve(env.body);
     const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, 'reads');
-    return this.answer(reply, await this.idempotency.run(merchantId, key, 'token/retrieve', body, async () => ({ status: 200, body: toTokenResponse(await this.tokens.retrieve(merchantId, token)) })));
+    return this.answer(
+      reply,
+      await this.idempotency.run(merchantId, key, 'token/retrieve', body, async () => ({
+        status: 200,
+        body: toTokenResponse(await this.tokens.retrieve(merchantId, token)),
+      })),
+    );
   }
 
   private answer(reply: FastifyReply, result: { status: number; body: unknown; replayed: boolean }): unknown {

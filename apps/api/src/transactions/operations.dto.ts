@@ -28,7 +28,9 @@ export class ReportDto {
   transactionId?: string;
 
   @Text({
-    max: 64, example: 'A-1001', description: "Instead of transactionId: the merchant's latest transaction with this reference.",
+    max: 64,
+    example: 'A-1001',
+    description: "Instead of transactionId: the merchant's latest transaction with this reference.",
     also: (_v, o) => (present(o.transactionId) ? invalid('Send either transactionId or reference, not both.') : null),
   })
   reference?: string;

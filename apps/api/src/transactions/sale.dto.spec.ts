@@ -9,8 +9,18 @@ type JsonObject = Record<string, unknown>;
 const sale = (over: { order?: JsonObject; payment?: JsonObject; rest?: JsonObject } = {}): JsonObject => ({
   order: { reference: 'A-1', totalAmount: 150000, ...over.order },
   payment: {
-    acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', numberOfPayments: 1, flag: 'visa',
-    cardHolder: 'MARIA', cardNumber: TEST_CARDS.visa, cardSecurityCode: '123', cardExpirationDate: '203012', ...over.payment,
+    acquirer: 26,
+    method: 1,
+    amount: 150000,
+    currency: '986',
+    country: 'BRA',
+    numberOfPayments: 1,
+    flag: 'visa',
+    cardHolder: 'MARIA',
+    cardNumber: TEST_CARDS.visa,
+    cardSecurityCode: '123',
+    cardExpirationDate: '203012',
+    ...over.payment,
   },
   ...over.rest,
 });
@@ -29,7 +39,15 @@ describe('parseSale (SaleDto)', () => {
     const input = parseSale(sale({ rest: { urlReturn: 'https://merchant.example/listener?x=1', fraud: 'false' } }));
     expect(input).toMatchObject({
       order: { reference: 'A-1', totalAmount: 150000 },
-      payment: { acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', numberOfPayments: 1, card: { cardNumber: TEST_CARDS.visa } },
+      payment: {
+        acquirer: 26,
+        method: 1,
+        amount: 150000,
+        currency: '986',
+        country: 'BRA',
+        numberOfPayments: 1,
+        card: { cardNumber: TEST_CARDS.visa },
+      },
       urlReturn: 'https://merchant.example/listener?x=1',
       fraud: false,
     });
@@ -37,7 +55,11 @@ describe('parseSale (SaleDto)', () => {
 
   it('reads the SDK shape: numbers as JSON numbers, only a token, fraud "true"', () => {
     const token = 'ab'.repeat(32);
-    const op = { order: { reference: 'SDK', totalAmount: 990 }, payment: { acquirer: 26, method: 1, amount: 990, currency: 986, country: 'bra', tokenCard: token }, fraud: 'true' };
+    const op = {
+      order: { reference: 'SDK', totalAmount: 990 },
+      payment: { acquirer: 26, method: 1, amount: 990, currency: 986, country: 'bra', tokenCard: token },
+      fraud: 'true',
+    };
     const input = parseSale(op);
     expect(input).toMatchObject({ payment: { tokenCard: token, currency: '986', country: 'BRA' }, fraud: true });
     expect(input.payment.card).toBeUndefined();
@@ -46,7 +68,11 @@ describe('parseSale (SaleDto)', () => {
   });
 
   it('reads every value given as a string (plugin style) the same as numbers', () => {
-    const strings = JSON.parse(JSON.stringify(sale({ payment: { saveCreditCard: 'true', generateToken: 'false' } }), (_k, v) => (typeof v === 'number' ? String(v) : v)));
+    const strings = JSON.parse(
+      JSON.stringify(sale({ payment: { saveCreditCard: 'true', generateToken: 'false' } }), (_k, v) =>
+        typeof v === 'number' ? String(v) : v,
+      ),
+    );
     expect(parseSale(strings)).toEqual(parseSale(sale({ payment: { saveCreditCard: true, generateToken: false } })));
   });
 
@@ -70,9 +96,19 @@ describe('parseSale (SaleDto)', () => {
     ['an expired card', sale({ payment: { cardExpirationDate: '202001' } }), '911', 'payment.cardExpirationDate'],
     ['a flag of another brand', sale({ payment: { flag: 'amex' } }), '912', 'payment.flag'],
     ['a 5-digit security code', sale({ payment: { cardSecurityCode: '12345' } }), '913', 'payment.cardSecurityCode'],
-    ['no card and no token', sale({ payment: { cardNumber: undefined as never, cardHolder: undefined as never, cardExpirationDate: undefined as never } }), '903', 'payment.cardNumber'],
+    [
+      'no card and no token',
+      sale({ payment: { cardNumber: undefined as never, cardHolder: undefined as never, cardExpirationDate: undefined as never } }),
+      '903',
+      'payment.cardNumber',
+    ],
     ['a token with a card number', sale({ payment: { tokenCard: 'ab'.repeat(32) } }), '904', 'payment.cardNumber'],
-    ['a malformed token', { ...sale(), payment: { acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', tokenCard: 'xyz' } }, '904', 'payment.tokenCard'],
+    [
+      'a malformed token',
+      { ...sale(), payment: { acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', tokenCard: 'xyz' } },
+      '904',
+      'payment.tokenCard',
+    ],
     ['a bad flag boolean', sale({ payment: { generateToken: 'yes' } }), '904', 'payment.generateToken'],
     ['a bad billing state', sale({ rest: { billing: { state: 'São Paulo' } } }), '904', 'billing.state'],
     ['a bad billing postal code', sale({ rest: { billing: { postalCode: '01310-100' } } }), '904', 'billing.postalCode'],
@@ -82,8 +118,18 @@ describe('parseSale (SaleDto)', () => {
     ['a urlReturn with credentials', sale({ rest: { urlReturn: 'https://u:p@merchant.example/' } }), '904', 'urlReturn'],
     ['a relative urlReturn', sale({ rest: { urlReturn: '/listener' } }), '904', 'urlReturn'],
     ['a split that is not an array', sale({ payment: { split: {} } }), '904', 'payment.split'],
-    ['a split percentage that is not a number', sale({ payment: { split: [{ recipient: 'r1', percentage: '12%' }] } }), '904', 'payment.split[0].percentage'],
-    ['a split amount that is not integer cents', sale({ payment: { split: [{ recipient: 'r1', amount: 10.5 }] } }), '904', 'payment.split[0].amount'],
+    [
+      'a split percentage that is not a number',
+      sale({ payment: { split: [{ recipient: 'r1', percentage: '12%' }] } }),
+      '904',
+      'payment.split[0].percentage',
+    ],
+    [
+      'a split amount that is not integer cents',
+      sale({ payment: { split: [{ recipient: 'r1', amount: 10.5 }] } }),
+      '904',
+      'payment.split[0].amount',
+    ],
     ['a split entry that is not an object', sale({ payment: { split: ['r1'] } }), '904', 'payment.split[0]'],
   ])('rejects %s (code %s, %s)', (_name, op, code, parameter) => {
     const found = problems(op);
@@ -93,36 +139,72 @@ describe('parseSale (SaleDto)', () => {
   });
 
   it('treats a blank security code as absent, as every other optional field', () => {
-    expect(parseSale(sale({ payment: { cardSecurityCode: '' } })).payment.card).toEqual({ cardNumber: TEST_CARDS.visa, cardHolder: 'MARIA', cardExpirationDate: '203012', cardSecurityCode: undefined });
+    expect(parseSale(sale({ payment: { cardSecurityCode: '' } })).payment.card).toEqual({
+      cardNumber: TEST_CARDS.visa,
+      cardHolder: 'MARIA',
+      cardExpirationDate: '203012',
+      cardSecurityCode: undefined,
+    });
   });
 
   it('names every split entry that is not an object, and still validates the others', () => {
     const found = problems(sale({ payment: { split: [null, { percentage: 'x' }, [], 5] } }));
-    expect(found.map((p) => p.parameter)).toEqual(['payment.split[0]', 'payment.split[2]', 'payment.split[3]', 'payment.split[1].percentage']);
+    expect(found.map((p) => p.parameter)).toEqual([
+      'payment.split[0]',
+      'payment.split[2]',
+      'payment.split[3]',
+      'payment.split[1].percentage',
+    ]);
   });
 
   it('refuses a 64 KiB array where an object or a short list belongs without validating each element', () => {
     const many = Array.from({ length: 21_000 }, () => ({}));
-    for (const [over, parameter] of [[{ payment: { split: many } }, 'payment.split'], [{ rest: { billing: many } }, 'billing']] as const) {
+    for (const [over, parameter] of [
+      [{ payment: { split: many } }, 'payment.split'],
+      [{ rest: { billing: many } }, 'billing'],
+    ] as const) {
       const started = process.hrtime.bigint();
       expect(problems(sale(over as never))).toContainEqual(expect.objectContaining({ code: '904', parameter }));
       expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(100);
     }
-    expect(problems({ order: many, payment: {} })).toContainEqual(expect.objectContaining({ parameter: 'order', message: 'order must be an object.' }));
+    expect(problems({ order: many, payment: {} })).toContainEqual(
+      expect.objectContaining({ parameter: 'order', message: 'order must be an object.' }),
+    );
   });
 
-  it.each([['1e1', '10'], ['1.25E-1', '0.125'], ['-2.5e2', '-250'], ['1e-3', '0.001'], ['12.5', '12.5'], ['0e0', '0'], ['33.33', '33.33'], ['1e', '1e']])(
-    'reads the split percentage %s as %s',
-    (text, expected) => expect(withoutExponent(text)).toBe(expected),
-  );
+  it.each([
+    ['1e1', '10'],
+    ['1.25E-1', '0.125'],
+    ['-2.5e2', '-250'],
+    ['1e-3', '0.001'],
+    ['12.5', '12.5'],
+    ['0e0', '0'],
+    ['33.33', '33.33'],
+    ['1e', '1e'],
+  ])('reads the split percentage %s as %s', (text, expected) => expect(withoutExponent(text)).toBe(expected));
 
   it('lists every problem at once', () => {
-    const found = problems(sale({ order: { totalAmount: 100 }, payment: { currency: 'x', country: 'yy' }, rest: { billing: { email: 'no' } } }));
-    expect(found.map((p) => p.parameter)).toEqual(expect.arrayContaining(['payment.amount', 'payment.currency', 'payment.country', 'billing.email']));
+    const found = problems(
+      sale({ order: { totalAmount: 100 }, payment: { currency: 'x', country: 'yy' }, rest: { billing: { email: 'no' } } }),
+    );
+    expect(found.map((p) => p.parameter)).toEqual(
+      expect.arrayContaining(['payment.amount', 'payment.currency', 'payment.country', 'billing.email']),
+    );
   });
 
   it('leaves the money rules of a split to the split engine (missing values, ranges, precision)', () => {
-    const input = parseSale(sale({ payment: { split: [{ percentage: '12.345' }, { recipient: 'r2', amount: 0 }, { recipient: 'r3' }, { recipient: 'r4', percentage: 150, amount: -1 }] } }));
+    const input = parseSale(
+      sale({
+        payment: {
+          split: [
+            { percentage: '12.345' },
+            { recipient: 'r2', amount: 0 },
+            { recipient: 'r3' },
+            { recipient: 'r4', percentage: 150, amount: -1 },
+          ],
+        },
+      }),
+    );
     expect(input.payment.split).toEqual([
       expect.objectContaining({ recipient: undefined, percentage: '12.345' }),
       expect.objectContaining({ recipient: 'r2', amount: 0 }),
@@ -132,9 +214,25 @@ describe('parseSale (SaleDto)', () => {
   });
 
   it('keeps split flags and defaults (liable defaults to true)', () => {
-    const input = parseSale(sale({ payment: { split: [{ recipient: 'r1', percentage: '12.5' }, { recipient: 'r2', amount: '300', liable: 'false', charge_processing_fee: true, is_gross_amount: 'true' }] } }));
+    const input = parseSale(
+      sale({
+        payment: {
+          split: [
+            { recipient: 'r1', percentage: '12.5' },
+            { recipient: 'r2', amount: '300', liable: 'false', charge_processing_fee: true, is_gross_amount: 'true' },
+          ],
+        },
+      }),
+    );
     expect(input.payment.split).toEqual([
-      { recipient: 'r1', percentage: '12.5', liable: true, chargeProcessingFee: false, chargeRecipientProcessingFee: false, isGrossAmount: false },
+      {
+        recipient: 'r1',
+        percentage: '12.5',
+        liable: true,
+        chargeProcessingFee: false,
+        chargeRecipientProcessingFee: false,
+        isGrossAmount: false,
+      },
       { recipient: 'r2', amount: 300, liable: false, chargeProcessingFee: true, chargeRecipientProcessingFee: false, isGrossAmount: true },
     ]);
   });
@@ -163,17 +261,31 @@ describe('parseSale (SaleDto)', () => {
 
 describe('capture, cancel and report bodies', () => {
   it('upper-cases the transaction id and reads an optional amount', () => {
-    expect(parseTransactionOperation({ transactionId: '52580f07-80fd-3241-dae2-bdc38138193a', amount: '100' })).toEqual({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: 100 });
-    expect(parseTransactionOperation({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' })).toEqual({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: undefined });
+    expect(parseTransactionOperation({ transactionId: '52580f07-80fd-3241-dae2-bdc38138193a', amount: '100' })).toEqual({
+      transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A',
+      amount: 100,
+    });
+    expect(parseTransactionOperation({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' })).toEqual({
+      transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A',
+      amount: undefined,
+    });
   });
 
-  it.each([[{}, 'transactionId'], [{ transactionId: 'nope' }, 'transactionId'], [{ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: 0 }, 'amount']])('rejects %j naming %s', (op, parameter) => {
+  it.each([
+    [{}, 'transactionId'],
+    [{ transactionId: 'nope' }, 'transactionId'],
+    [{ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A', amount: 0 }, 'amount'],
+  ])('rejects %j naming %s', (op, parameter) => {
     expect(() => parseTransactionOperation(op as JsonObject)).toThrow(expect.objectContaining({ parameter }));
   });
 
   it('reports by id or by reference, not both', () => {
     expect(parseReport({ reference: 'A-1' })).toEqual({ reference: 'A-1' });
-    expect(parseReport({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' })).toEqual({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' });
-    expect(() => parseReport({ reference: 'A-1', transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' })).toThrow(expect.objectContaining({ parameter: 'reference' }));
+    expect(parseReport({ transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' })).toEqual({
+      transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A',
+    });
+    expect(() => parseReport({ reference: 'A-1', transactionId: '52580F07-80FD-3241-DAE2-BDC38138193A' })).toThrow(
+      expect.objectContaining({ parameter: 'reference' }),
+    );
   });
 });

@@ -44,7 +44,10 @@ export class SplitEntryDto {
   recipient?: string;
 
   @Check(
-    { oneOf: [{ type: 'number' }, { type: 'string', pattern: NUMERIC.source }], description: 'Percent of the amount, 1 to 100 with at most 2 decimals; or give amount.' },
+    {
+      oneOf: [{ type: 'number' }, { type: 'string', pattern: NUMERIC.source }],
+      description: 'Percent of the amount, 1 to 100 with at most 2 decimals; or give amount.',
+    },
     (v) => {
       const text = typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : '';
       return NUMERIC.test(text) ? null : invalid('must be a number from 1 to 100 with at most 2 decimals');
@@ -86,7 +89,10 @@ export class PaymentDto {
   country!: string;
 
   @Int({
-    min: 1, max: 12, example: 1, also: instalmentsFit,
+    min: 1,
+    max: 12,
+    example: 1,
+    also: instalmentsFit,
     required: (owner) => [2, 3].includes(num(owner.method) ?? 0),
     description: 'The number of instalments (default 1).',
   })
@@ -96,7 +102,9 @@ export class PaymentDto {
   groupNumber?: string;
 
   @Int({
-    min: 0, example: 0, description: 'Airport departure tax in integer cents, at most the amount.',
+    min: 0,
+    example: 0,
+    description: 'Airport departure tax in integer cents, at most the amount.',
     also: (v, owner) => {
       const amount = num(owner.amount);
       return amount !== undefined && num(v)! > amount ? invalid('must not be more than payment.amount') : null;
@@ -164,7 +172,9 @@ export class SaleDto {
   @Nested(() => BillingDto)
   billing?: BillingDto;
 
-  @Check({ type: 'string', format: 'uri', maxLength: 2048, description: 'Where the gateway posts the outcome (signed).' }, checkUrlReturn, { example: 'https://merchant.example/listener' })
+  @Check({ type: 'string', format: 'uri', maxLength: 2048, description: 'Where the gateway posts the outcome (signed).' }, checkUrlReturn, {
+    example: 'https://merchant.example/listener',
+  })
   urlReturn?: string;
 
   @Bool()
@@ -181,7 +191,11 @@ export function parseSale(body: Record<string, unknown>): SaleInput {
     const amount = num(sale.payment?.amount);
     const problems: FieldProblem[] = [];
     if (total !== undefined && amount !== undefined && total !== amount) {
-      problems.push({ code: ErrorCodes.InvalidField, parameter: 'payment.amount', message: 'payment.amount must equal order.totalAmount.' });
+      problems.push({
+        code: ErrorCodes.InvalidField,
+        parameter: 'payment.amount',
+        message: 'payment.amount must equal order.totalAmount.',
+      });
     }
     return problems;
   });
@@ -190,7 +204,14 @@ export function parseSale(body: Record<string, unknown>): SaleInput {
   const tokenKey = tokenKeyOf(payment as unknown as Record<string, unknown>);
   const card = tokenKey
     ? { tokenCard: String(payment[tokenKey]).toLowerCase() }
-    : { card: { cardNumber: textOf(payment.cardNumber)!, cardHolder: textOf(payment.cardHolder)!, cardExpirationDate: textOf(payment.cardExpirationDate)!, cardSecurityCode: optionalText(payment.cardSecurityCode) } };
+    : {
+        card: {
+          cardNumber: textOf(payment.cardNumber)!,
+          cardHolder: textOf(payment.cardHolder)!,
+          cardExpirationDate: textOf(payment.cardExpirationDate)!,
+          cardSecurityCode: optionalText(payment.cardSecurityCode),
+        },
+      };
   const optionalInt = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : num(v));
   return {
     order: { reference: textOf(dto.order.reference)!, totalAmount: num(dto.order.totalAmount)! },
@@ -243,8 +264,8 @@ function splitEntryOf(e: SplitEntryDto): SplitEntryInput {
     chargeRecipientProcessingFee: boolOf(e.charge_recipient_processing_fee) ?? false,
     isGrossAmount: boolOf(e.is_gross_amount) ?? false,
   };
-  if (given(e.percentage)) out.percentage = withoutExponent(typeof e.percentage === 'number' ? String(e.percentage) : String(e.percentage).trim());
+  if (given(e.percentage))
+    out.percentage = withoutExponent(typeof e.percentage === 'number' ? String(e.percentage) : String(e.percentage).trim());
   if (given(e.amount)) out.amount = num(e.amount);
   return out;
 }
-

@@ -11,7 +11,8 @@ const PAGE = 1000;
 @Guarded('viewer', 'acquirer:reconcile')
 @Command({
   name: 'acquirer:reconcile',
-  description: "Compare every decided transaction's status, captured and cancelled amounts with the acquirer's books; print each difference as JSON, exit 1 on any",
+  description:
+    "Compare every decided transaction's status, captured and cancelled amounts with the acquirer's books; print each difference as JSON, exit 1 on any",
 })
 export class AcquirerReconcileCommand extends CommandRunner {
   constructor(
@@ -33,7 +34,7 @@ export class AcquirerReconcileCommand extends CommandRunner {
     const alsoTids = since ? await this.acquirer.touchedSince(since) : undefined;
     const differences: ReconcileDifference[] = [];
     let transactions = 0;
-    for (let after = '00000000-0000-0000-0000-000000000000'; ; ) {
+    for (let after = '00000000-0000-0000-0000-000000000000'; ;) {
       const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId, since, alsoTids });
       if (!page.length) break;
       after = page[page.length - 1].id;
@@ -43,8 +44,12 @@ export class AcquirerReconcileCommand extends CommandRunner {
       const publicIds = await this.merchants.publicIdsOf(page.map((t) => t.merchant_id));
       for (const t of page) {
         const recorded = {
-          id: t.id, merchantId: publicIds.get(t.merchant_id) ?? t.merchant_id, status: t.status,
-          captured: Number(t.captured_amount), cancelled: Number(t.cancelled_amount), heldSince: t.held_since ?? undefined,
+          id: t.id,
+          merchantId: publicIds.get(t.merchant_id) ?? t.merchant_id,
+          status: t.status,
+          captured: Number(t.captured_amount),
+          cancelled: Number(t.cancelled_amount),
+          heldSince: t.held_since ?? undefined,
         };
         differences.push(...differencesOf(recorded, t.tid ? books.get(t.tid) : undefined, now, heldGraceMs));
       }
@@ -53,7 +58,10 @@ export class AcquirerReconcileCommand extends CommandRunner {
     if (differences.length) throw new CliError(`${differences.length} difference(s) between the gateway and the acquirer`);
   }
 
-  @Option({ flags: '--merchant <id>', description: 'only this merchant, by id (as merchant:create printed it, or its UUID); default: every transaction' })
+  @Option({
+    flags: '--merchant <id>',
+    description: 'only this merchant, by id (as merchant:create printed it, or its UUID); default: every transaction',
+  })
   parseMerchant(v: string): string {
     return v;
   }
@@ -63,7 +71,10 @@ export class AcquirerReconcileCommand extends CommandRunner {
     return v;
   }
 
-  @Option({ flags: '--held-grace-s <seconds>', description: 'a transaction held by an operation for less than this is not compared yet (default 120)' })
+  @Option({
+    flags: '--held-grace-s <seconds>',
+    description: 'a transaction held by an operation for less than this is not compared yet (default 120)',
+  })
   parseHeldGrace(v: string): string {
     return v;
   }

@@ -13,8 +13,13 @@ export class CliConfig {
 
 export function loadCliConfig(env: NodeJS.ProcessEnv = process.env): CliConfig {
   const r = new EnvReader(env);
-  const cfg: CliConfig = { base: readBaseConfig(r), env, defaultFees: readDefaultFeePlan(r), webhookSecretGraceHours: r.int('WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 720),
-    operatorToken: r.optional('GATEWAY_OPERATOR_TOKEN')?.trim() };
+  const cfg: CliConfig = {
+    base: readBaseConfig(r),
+    env,
+    defaultFees: readDefaultFeePlan(r),
+    webhookSecretGraceHours: r.int('WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 720),
+    operatorToken: r.optional('GATEWAY_OPERATOR_TOKEN')?.trim(),
+  };
   r.done('cli');
   return cfg;
 }

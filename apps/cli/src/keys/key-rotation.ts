@@ -39,7 +39,9 @@ export async function runKeyRotation(cfg: CliConfig, target: RotationTarget, opt
     ring = addDevKeyVersion(source.file, ring, target.keyring);
     progress({ event: 'new-key-version', kekId: ring.active.kid, file: source.file });
   } else if (unfinished === 0) {
-    throw new CliError(`every ${target.noun} is already ${target.state} ${ring.active.kid}: add a new version to ${target.keyring} as the active one (and restart the ${target.readers}) first`);
+    throw new CliError(
+      `every ${target.noun} is already ${target.state} ${ring.active.kid}: add a new version to ${target.keyring} as the active one (and restart the ${target.readers}) first`,
+    );
   } else {
     progress({ event: 'resume', kekId: ring.active.kid, remaining: unfinished });
   }

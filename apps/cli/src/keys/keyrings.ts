@@ -31,7 +31,11 @@ export function addDevKeyVersion(file: string, keyring: Keyring, name: KeyringVa
   const next = `${KEYRINGS[name]}${keyring.kids().length + 1}_${Date.now().toString(36)}`;
   const spec = `${keyring.toSpec().replace(/;active=.*$/, '')},${generateKeySpec(next)}`;
   const updated = parseKeyring(spec, name);
-  const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l && !l.startsWith(`${name}=`)) : [];
+  const lines = existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l && !l.startsWith(`${name}=`))
+    : [];
   lines.push(`${name}=${updated.toSpec()}`);
   writeFileSync(`${file}.tmp`, lines.join('\n') + '\n', { mode: 0o600 });
   chmodSync(`${file}.tmp`, 0o600);

@@ -11,6 +11,8 @@ describe('merchant:set-limits values', () => {
   });
 
   it.each(['0', '-5', '1.5', '1e3', '1000001', '', 'ten', '0x10', '10/s'])('refuses %j, naming the option', (v) => {
-    expect(() => parseLimitOption('--reads', v)).toThrow(`--reads must be a whole number of requests per second from 1 to 1000000, or "default" for the api's default (got ${JSON.stringify(v)})`);
+    expect(() => parseLimitOption('--reads', v)).toThrow(
+      `--reads must be a whole number of requests per second from 1 to 1000000, or "default" for the api's default (got ${JSON.stringify(v)})`,
+    );
   });
 });

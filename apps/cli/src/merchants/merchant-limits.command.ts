@@ -37,7 +37,8 @@ export class MerchantSetLimitsCommand extends CommandRunner {
     // Every option is checked before anything is written.
     const writesPerS = parseLimitOption('--writes', opts.writes);
     const readsPerS = parseLimitOption('--reads', opts.reads);
-    if (writesPerS === undefined && readsPerS === undefined) throw new CliError('give --reads and/or --writes (a number of requests per second, or "default")');
+    if (writesPerS === undefined && readsPerS === undefined)
+      throw new CliError('give --reads and/or --writes (a number of requests per second, or "default")');
     const id = await merchantOption(this.merchants, opts.merchant);
     const limits: MerchantRateLimits | undefined = await this.merchants.setRateLimits(id, { writesPerS, readsPerS });
     if (!limits) throw new CliError(`--merchant: no merchant ${JSON.stringify(opts.merchant)}`);
@@ -54,7 +55,10 @@ export class MerchantSetLimitsCommand extends CommandRunner {
     return v;
   }
 
-  @Option({ flags: '--writes <perS>', description: `sale, authorize, capture, cancel and token/add requests per second, or "${DEFAULT_LIMIT}"` })
+  @Option({
+    flags: '--writes <perS>',
+    description: `sale, authorize, capture, cancel and token/add requests per second, or "${DEFAULT_LIMIT}"`,
+  })
   parseWrites(v: string): string {
     return v;
   }

@@ -9,7 +9,10 @@ import { CliError } from '../output';
 export async function merchantOption(merchants: MerchantsRepository, given: string | undefined, option = '--merchant'): Promise<string> {
   if (!given) throw new CliError(`${option} is required`);
   const id = await merchants.resolve(given);
-  if (!id) throw new CliError(`${option}: no merchant ${JSON.stringify(given)} (give its merchantId as merchant:create printed it, 10 digits, or its UUID)`);
+  if (!id)
+    throw new CliError(
+      `${option}: no merchant ${JSON.stringify(given)} (give its merchantId as merchant:create printed it, 10 digits, or its UUID)`,
+    );
   return id;
 }
 

@@ -14,12 +14,21 @@ export class AuditListCommand extends CommandRunner {
     const since = o.since === undefined ? undefined : new Date(o.since);
     if (since && Number.isNaN(since.getTime())) throw new CliError('--since must be an ISO 8601 time, e.g. 2026-11-23T00:00:00Z');
     const limit = Number(o.limit ?? 100);
-    if (!/^\d+$/.test(o.limit ?? '100') || limit < 1 || limit > 10_000) throw new CliError('--limit must be a whole number from 1 to 10000');
+    if (!/^\d+$/.test(o.limit ?? '100') || limit < 1 || limit > 10_000)
+      throw new CliError('--limit must be a whole number from 1 to 10000');
     const rows = await this.audit.list({ since, operator: o.operator, action: o.action, limit });
     printJson(
       rows.map((e) => ({
-        id: e.id, at: e.at, operator: e.operator_name, action: e.action, target: e.target, origin: e.origin,
-        outcome: e.outcome, errorClass: e.error_class, attemptId: e.attempt_id, detail: e.detail,
+        id: e.id,
+        at: e.at,
+        operator: e.operator_name,
+        action: e.action,
+        target: e.target,
+        origin: e.origin,
+        outcome: e.outcome,
+        errorClass: e.error_class,
+        attemptId: e.attempt_id,
+        detail: e.detail,
       })),
     );
   }

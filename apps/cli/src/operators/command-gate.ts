@@ -34,7 +34,8 @@ export class CommandGate implements OnApplicationBootstrap {
       const meta = wrapper.metatype && (Reflect.getMetadata(COMMAND_META, wrapper.metatype) as { name: string } | undefined);
       if (!meta) continue;
       const guard = guardOf(wrapper.metatype!);
-      if (!guard) throw new Error(`command ${meta.name} declares no role: add @Guarded(<role>, <audit action>) to ${wrapper.metatype!.name}`);
+      if (!guard)
+        throw new Error(`command ${meta.name} declares no role: add @Guarded(<role>, <audit action>) to ${wrapper.metatype!.name}`);
       const command = wrapper.instance as CommandRunner;
       const run = command.run.bind(command);
       command.run = (args: string[], opts?: Record<string, unknown>) => this.guarded(guard, args, opts ?? {}, () => run(args, opts));
@@ -42,21 +43,34 @@ export class CommandGate implements OnApplicationBootstrap {
   }
 
   private async guarded(guard: CommandGuard, args: string[], opts: Record<string, unknown>, run: () => Promise<void>): Promise<void> {
-    const subject: AuditSubject = { action: guard.action, target: targetOf(opts), origin: cliOrigin(), detail: args.length ? { ...opts, args } : { ...opts } };
+    const subject: AuditSubject = {
+      action: guard.action,
+      target: targetOf(opts),
+      origin: cliOrigin(),
+      detail: args.length ? { ...opts, args } : { ...opts },
+    };
     const token = this.config.operatorToken;
     if (token === undefined) {
       // The first admin: nobody can hold a token yet. OperatorsRepository.create checks again under a lock.
       const noAdmin = guard.bootstrap && !(await this.operators.hasActiveAdmin());
       if (noAdmin && opts.role === 'admin') return this.audit.run({ ...subject, detail: { ...subject.detail, bootstrap: true } }, run);
       const first = noAdmin ? ' (with no admin yet, the first operator created without a token must be one: --role admin)' : '';
-      return this.refuse(subject, 'no operator token', `set GATEWAY_OPERATOR_TOKEN to your operator token (operator:create prints it)${first}`);
+      return this.refuse(
+        subject,
+        'no operator token',
+        `set GATEWAY_OPERATOR_TOKEN to your operator token (operator:create prints it)${first}`,
+      );
     }
     const operator = looksLikeOperatorToken(token) ? await this.operators.findByTokenHash(operatorTokenHash(token)) : undefined;
     if (!operator) return this.refuse(subject, 'unknown operator token', 'GATEWAY_OPERATOR_TOKEN is not an operator token');
     const who = { ...subject, operator: { id: operator.id, name: operator.name } };
     if (operator.revoked_at) return this.refuse(who, 'revoked operator token', `operator ${operator.name} was revoked`);
     if (!roleAllows(operator.role, guard.role)) {
-      return this.refuse(who, `role ${operator.role} below ${guard.role}`, `operator ${operator.name} (${operator.role}) may not run ${guard.action}: it needs the ${guard.role} role`);
+      return this.refuse(
+        who,
+        `role ${operator.role} below ${guard.role}`,
+        `operator ${operator.name} (${operator.role}) may not run ${guard.action}: it needs the ${guard.role} role`,
+      );
     }
     await this.operators.touch(operator.id);
     this.session.actor = { id: operator.id, name: operator.name, role: operator.role };

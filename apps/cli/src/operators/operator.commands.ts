@@ -7,14 +7,16 @@ import { OperatorSession } from './operator-session';
 const nameOf = (v: string | undefined): string => {
   const name = v?.trim();
   if (!name) throw new CliError('--name is required');
-  if (!isOperatorName(name)) throw new CliError('--name must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit), and not a card number');
+  if (!isOperatorName(name))
+    throw new CliError('--name must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit), and not a card number');
   return name;
 };
 
 @Guarded('admin', 'operator:create', { bootstrap: true })
 @Command({
   name: 'operator:create',
-  description: 'Create an operator with a role (viewer, operator, admin); prints its token once. Without a token, creates the first admin only',
+  description:
+    'Create an operator with a role (viewer, operator, admin); prints its token once. Without a token, creates the first admin only',
 })
 export class OperatorCreateCommand extends CommandRunner {
   constructor(
@@ -29,9 +31,17 @@ export class OperatorCreateCommand extends CommandRunner {
     if (!isOperatorRole(o.role)) throw new CliError(`--role must be one of ${OPERATOR_ROLES.join(', ')}`);
     const { token, hash } = newOperatorToken();
     const row = await this.operators.create({ name, role: o.role, tokenHash: hash, createdBy: this.session.actor?.id });
-    if (row === 'admin_exists') throw new RefusedError('an active admin exists: set GATEWAY_OPERATOR_TOKEN to an admin token to create operators');
-    if (row === 'name_taken') throw new CliError(`--name: an operator named ${JSON.stringify(name)} exists (names stay taken after a revocation)`);
-    printJson({ operator: row.name, role: row.role, createdAt: row.created_at, token, note: 'the token is shown once: hand it to the operator, who sets it as GATEWAY_OPERATOR_TOKEN' });
+    if (row === 'admin_exists')
+      throw new RefusedError('an active admin exists: set GATEWAY_OPERATOR_TOKEN to an admin token to create operators');
+    if (row === 'name_taken')
+      throw new CliError(`--name: an operator named ${JSON.stringify(name)} exists (names stay taken after a revocation)`);
+    printJson({
+      operator: row.name,
+      role: row.role,
+      createdAt: row.created_at,
+      token,
+      note: 'the token is shown once: hand it to the operator, who sets it as GATEWAY_OPERATOR_TOKEN',
+    });
   }
 
   @Option({ flags: '--name <name>', description: 'the person, e.g. alice or alice@example.com' })
@@ -82,8 +92,14 @@ export class OperatorListCommand extends CommandRunner {
   async run(): Promise<void> {
     printJson(
       (await this.operators.list()).map((o) => ({
-        operator: o.name, role: o.role, active: o.revoked_at === null, createdAt: o.created_at, createdBy: o.created_by_name,
-        revokedAt: o.revoked_at, revokedBy: o.revoked_by_name, lastUsedAt: o.last_used_at,
+        operator: o.name,
+        role: o.role,
+        active: o.revoked_at === null,
+        createdAt: o.created_at,
+        createdBy: o.created_by_name,
+        revokedAt: o.revoked_at,
+        revokedBy: o.revoked_by_name,
+        lastUsedAt: o.last_used_at,
       })),
     );
   }

@@ -29,7 +29,8 @@ export class SecretsRotation implements RotationTarget {
 @Guarded('admin', 'secrets:rotate-key')
 @Command({
   name: 'secrets:rotate-key',
-  description: "Re-seal every merchant's webhook secrets under the active SECRETS_KEKS key (in development, first adds a new version); online, resumable",
+  description:
+    "Re-seal every merchant's webhook secrets under the active SECRETS_KEKS key (in development, first adds a new version); online, resumable",
 })
 export class SecretsRotateKeyCommand extends CommandRunner {
   constructor(

@@ -42,7 +42,14 @@ export class FeesSetCommand extends CommandRunner {
     if (!/^\d{1,9}$/.test(o.fixed ?? '')) throw new CliError('--fixed must be whole cents, e.g. 30');
     const ok = await this.fees.set(merchantId, o.kind, brand, instalmentBand(n), { ratePpm, fixed: Number(o.fixed) });
     if (!ok) throw new CliError(`--merchant: no merchant ${JSON.stringify(o.merchant)}`);
-    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), kind: o.kind, brand, instalments: BANDS[instalmentBand(n)], rate: ppmToPercent(ratePpm), fixed: Number(o.fixed) });
+    printJson({
+      merchantId: await publicIdFor(this.merchants, merchantId),
+      kind: o.kind,
+      brand,
+      instalments: BANDS[instalmentBand(n)],
+      rate: ppmToPercent(ratePpm),
+      fixed: Number(o.fixed),
+    });
   }
 
   @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })
@@ -90,10 +97,19 @@ export class FeesShowCommand extends CommandRunner {
   async run(_args: string[], o: { merchant?: string }): Promise<void> {
     const merchantId = await merchantOption(this.merchants, o.merchant);
     const rows = await this.fees.listByMerchant(merchantId);
-    const show = (kind: MethodKind) => ({ rate: ppmToPercent(this.config.defaultFees[kind].ratePpm), fixed: this.config.defaultFees[kind].fixed });
+    const show = (kind: MethodKind) => ({
+      rate: ppmToPercent(this.config.defaultFees[kind].ratePpm),
+      fixed: this.config.defaultFees[kind].fixed,
+    });
     printJson({
       merchantId: await publicIdFor(this.merchants, merchantId),
-      plan: rows.map((r) => ({ kind: r.kind, brand: r.brand, instalments: BANDS[r.band], rate: ppmToPercent(r.rate_ppm), fixed: Number(r.fixed) })),
+      plan: rows.map((r) => ({
+        kind: r.kind,
+        brand: r.brand,
+        instalments: BANDS[r.band],
+        rate: ppmToPercent(r.rate_ppm),
+        fixed: Number(r.fixed),
+      })),
       default: { credit: show('credit'), debit: show('debit') },
     });
   }

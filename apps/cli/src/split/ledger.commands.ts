@@ -18,9 +18,23 @@ export class PayablesListCommand extends CommandRunner {
 
   async run(_args: string[], o: { recipient?: string; merchant?: string }): Promise<void> {
     if (!o.recipient === !o.merchant) throw new CliError('give exactly one of --recipient or --merchant');
-    const rows = await this.ledger.list(o.recipient ? { recipientId: o.recipient } : { merchantId: await merchantOption(this.merchants, o.merchant) });
+    const rows = await this.ledger.list(
+      o.recipient ? { recipientId: o.recipient } : { merchantId: await merchantOption(this.merchants, o.merchant) },
+    );
     // The words of the report's payables[] (and of split[]), in cents as numbers.
-    printJson(rows.map((p) => ({ transactionId: p.transactionId, recipient: p.party, kind: p.kind, instalment: p.instalment, dueDate: p.dueDate, grossAmount: p.gross, feeAmount: p.fee, netAmount: p.net, status: p.status })));
+    printJson(
+      rows.map((p) => ({
+        transactionId: p.transactionId,
+        recipient: p.party,
+        kind: p.kind,
+        instalment: p.instalment,
+        dueDate: p.dueDate,
+        grossAmount: p.gross,
+        feeAmount: p.fee,
+        netAmount: p.net,
+        status: p.status,
+      })),
+    );
   }
 
   @Option({ flags: '--recipient <id>' })
@@ -44,7 +58,8 @@ export class ChargebackRecordCommand extends CommandRunner {
   async run(_args: string[], o: { transaction?: string; amount?: string; id?: string }): Promise<void> {
     if (!o.transaction) throw new CliError('--transaction is required');
     if (!/^\d{1,15}$/.test(o.amount ?? '') || Number(o.amount) < 1) throw new CliError('--amount must be whole cents, at least 1');
-    if (o.id !== undefined && !/^\S{1,100}$/.test(o.id)) throw new CliError('--id must be the acquirer\'s chargeback id (1 to 100 characters, no spaces)');
+    if (o.id !== undefined && !/^\S{1,100}$/.test(o.id))
+      throw new CliError("--id must be the acquirer's chargeback id (1 to 100 characters, no spaces)");
     try {
       const r = await this.chargebacks.record(o.transaction.toLowerCase(), Number(o.amount), o.id);
       printJson({ transactionId: o.transaction.toUpperCase(), amount: Number(o.amount), ...r });
@@ -70,7 +85,10 @@ export class ChargebackRecordCommand extends CommandRunner {
 }
 
 @Guarded('viewer', 'ledger:verify')
-@Command({ name: 'ledger:verify', description: 'Check that payables, reversals, chargebacks and fees add up for every transaction; exit 1 on any difference' })
+@Command({
+  name: 'ledger:verify',
+  description: 'Check that payables, reversals, chargebacks and fees add up for every transaction; exit 1 on any difference',
+})
 export class LedgerVerifyCommand extends CommandRunner {
   constructor(
     private readonly verifyLedger: VerifyLedger,
@@ -85,7 +103,10 @@ export class LedgerVerifyCommand extends CommandRunner {
     if (report.differences.length) throw new CliError(`${report.differences.length} ledger difference(s)`);
   }
 
-  @Option({ flags: '--merchant <id>', description: 'only this merchant, by id (as merchant:create printed it, or its UUID); default: every transaction' })
+  @Option({
+    flags: '--merchant <id>',
+    description: 'only this merchant, by id (as merchant:create printed it, or its UUID); default: every transaction',
+  })
   parseMerchant(v: string): string {
     return v;
   }

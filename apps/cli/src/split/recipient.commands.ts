@@ -5,7 +5,14 @@ import { CliError, printJson } from '../output';
 import { Guarded } from '../operators/guarded';
 
 /** A recipient as the operator sees it: its merchant by public id. */
-const view = (r: RecipientRow, merchantPublicId: string) => ({ recipientId: r.id, merchantId: merchantPublicId, name: r.name, status: r.status, createdAt: r.created_at, approvedAt: r.approved_at });
+const view = (r: RecipientRow, merchantPublicId: string) => ({
+  recipientId: r.id,
+  merchantId: merchantPublicId,
+  name: r.name,
+  status: r.status,
+  createdAt: r.created_at,
+  approvedAt: r.approved_at,
+});
 
 @Guarded('operator', 'recipient:create')
 @Command({ name: 'recipient:create', description: 'Register a seller a merchant may split with (pending until approved)' })

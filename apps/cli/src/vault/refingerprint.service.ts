@@ -57,7 +57,12 @@ export class RefingerprintService {
     return this.vault.countByFingerprintKid();
   }
 
-  async refingerprintAll(fingerprints: Keyring, kek: Keyring, opts: RefingerprintOptions, onProgress: (event: 'start' | 'progress', p: RefingerprintProgress) => void): Promise<RefingerprintProgress> {
+  async refingerprintAll(
+    fingerprints: Keyring,
+    kek: Keyring,
+    opts: RefingerprintOptions,
+    onProgress: (event: 'start' | 'progress', p: RefingerprintProgress) => void,
+  ): Promise<RefingerprintProgress> {
     const total = { refingerprinted: 0, twins: 0, unreadable: 0 };
     // Keyset over tokens: rows a batch leaves behind (twins, unreadable) are not picked up again.
     let after = '';
@@ -107,7 +112,11 @@ export class RefingerprintService {
       for (const r of rows) {
         let fingerprint: string;
         try {
-          const { pan } = openCardRecord(kek, { kekId: r.kek_id, wrappedKey: r.wrapped_key, ciphertext: r.ciphertext }, { merchantId: r.merchant_id, token: r.token.trim() });
+          const { pan } = openCardRecord(
+            kek,
+            { kekId: r.kek_id, wrappedKey: r.wrapped_key, ciphertext: r.ciphertext },
+            { merchantId: r.merchant_id, token: r.token.trim() },
+          );
           fingerprint = cardFingerprint(fingerprints, r.merchant_id, pan);
         } catch (e) {
           if (!(e instanceof VaultDecryptError)) throw e;

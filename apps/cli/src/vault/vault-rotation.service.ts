@@ -29,9 +29,17 @@ export class VaultRotationService implements RotationTarget {
       const rows = await locked.claimNotUnderKek(kek.active.kid, batchSize);
       if (rows.length === 0) return 0;
       const rewrappedKeys = rows.map((r) =>
-        rewrapRecord(kek, { kekId: r.kek_id, wrappedKey: r.wrapped_key, ciphertext: r.ciphertext }, { merchantId: r.merchant_id, token: r.token.trim() }),
+        rewrapRecord(
+          kek,
+          { kekId: r.kek_id, wrappedKey: r.wrapped_key, ciphertext: r.ciphertext },
+          { merchantId: r.merchant_id, token: r.token.trim() },
+        ),
       );
-      await locked.setWrappedKeys(kek.active.kid, rows.map((r) => r.token), rewrappedKeys.map((s) => s.wrappedKey));
+      await locked.setWrappedKeys(
+        kek.active.kid,
+        rows.map((r) => r.token),
+        rewrappedKeys.map((s) => s.wrappedKey),
+      );
       return rows.length;
     });
   }

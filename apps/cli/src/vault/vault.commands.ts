@@ -38,7 +38,8 @@ export class VaultRotateKeyCommand extends CommandRunner {
 @Guarded('admin', 'vault:refingerprint')
 @Command({
   name: 'vault:refingerprint',
-  description: 'Recompute every card fingerprint not under the active FINGERPRINT_KEYS key (online, resumable); ends with the rows left under older keys',
+  description:
+    'Recompute every card fingerprint not under the active FINGERPRINT_KEYS key (online, resumable); ends with the rows left under older keys',
 })
 export class VaultRefingerprintCommand extends CommandRunner {
   constructor(
@@ -51,8 +52,11 @@ export class VaultRefingerprintCommand extends CommandRunner {
   async run(_args: string[], opts: { batchSize?: number; maxBatches?: number; pauseMs?: number }): Promise<void> {
     const fingerprints = keyringSource(this.config, 'FINGERPRINT_KEYS').keyring;
     const kek = keyringSource(this.config, 'VAULT_KEKS').keyring;
-    const result = await this.pass.refingerprintAll(fingerprints, kek, { batchSize: opts.batchSize ?? 500, maxBatches: opts.maxBatches, pauseMs: opts.pauseMs }, (event, p) =>
-      progress({ event, ...p }),
+    const result = await this.pass.refingerprintAll(
+      fingerprints,
+      kek,
+      { batchSize: opts.batchSize ?? 500, maxBatches: opts.maxBatches, pauseMs: opts.pauseMs },
+      (event, p) => progress({ event, ...p }),
     );
     printJson({ ...result, rowsByKid: await this.pass.countByKid() });
   }

@@ -118,7 +118,10 @@ export class WebhooksReplayCommand extends CommandRunner {
 }
 
 @Guarded('admin', 'merchant:rotate-webhook-secret')
-@Command({ name: 'merchant:rotate-webhook-secret', description: 'New webhook secret; the old one keeps signing (as a second signature) for a grace period' })
+@Command({
+  name: 'merchant:rotate-webhook-secret',
+  description: 'New webhook secret; the old one keeps signing (as a second signature) for a grace period',
+})
 export class MerchantRotateWebhookSecretCommand extends CommandRunner {
   constructor(
     private readonly merchants: MerchantsRepository,

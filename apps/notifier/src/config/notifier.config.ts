@@ -29,7 +29,8 @@ export class NotifierConfig {
 export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): NotifierConfig {
   const r = new EnvReader(env);
   const scale = r.str('WEBHOOK_SCHEDULE_SCALE', '1');
-  if (!/^\d+(\.\d+)?$/.test(scale) || Number(scale) <= 0 || Number(scale) > 1) r.problem(`WEBHOOK_SCHEDULE_SCALE must be a number in (0, 1] (got "${scale}")`);
+  if (!/^\d+(\.\d+)?$/.test(scale) || Number(scale) <= 0 || Number(scale) > 1)
+    r.problem(`WEBHOOK_SCHEDULE_SCALE must be a number in (0, 1] (got "${scale}")`);
   const base = readBaseConfig(r);
   const cfg: NotifierConfig = {
     base,
@@ -52,7 +53,8 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
   } catch {
     // A malformed entry is already reported by the parse above.
   }
-  if (cfg.base.nodeEnv === 'production' && loopback.length > 0) r.problem(`WEBHOOK_ALLOW_NETWORKS may not open loopback in production (${loopback.join(', ')})`);
+  if (cfg.base.nodeEnv === 'production' && loopback.length > 0)
+    r.problem(`WEBHOOK_ALLOW_NETWORKS may not open loopback in production (${loopback.join(', ')})`);
   r.done('notifier');
   return cfg;
 }

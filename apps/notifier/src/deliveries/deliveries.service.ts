@@ -20,10 +20,21 @@ export class DeliveriesService {
     // query as written: re-encoding it could break a listener whose URL carries a signed query.
     const [beforeHash, hash] = e.urlReturn.split(/#(.*)/s);
     const url = `${beforeHash}${beforeHash.includes('?') ? '&' : '?'}TransactionID=${encodeURIComponent(e.view.id)}${hash !== undefined ? `#${hash}` : ''}`;
-    const body = JSON.stringify({ type: 'transaction.status_changed', timestamp: new Date().toISOString(), data: toTransactionResponse(e.view) });
+    const body = JSON.stringify({
+      type: 'transaction.status_changed',
+      timestamp: new Date().toISOString(),
+      data: toTransactionResponse(e.view),
+    });
     // Created claimed for its first attempt, made here (given back if the host stays busy).
     const { row: delivery, created } = await this.deliveries.createOnce(
-      { merchantId: e.merchantId, transactionId: e.transactionId.toLowerCase(), statusVersion: e.statusVersion, event: 'transaction.status_changed', url, body },
+      {
+        merchantId: e.merchantId,
+        transactionId: e.transactionId.toLowerCase(),
+        statusVersion: e.statusVersion,
+        event: 'transaction.status_changed',
+        url,
+        body,
+      },
       true,
     );
     // A re-delivered event (after a crash) finds the delivery and, unless it is settled, tries

@@ -64,7 +64,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       maxStalledCount: 5,
       settings: {
         backoffStrategy: (attemptsMade: number, type?: string, err?: Error, job?: MinimalJob<DeliveryJob>) =>
-          type === WEBHOOK_BACKOFF && err instanceof RetryLater ? err.delayMs : retryDelayMs(attemptsMade + (job?.data.offset ?? 0), this.config.scheduleScale),
+          type === WEBHOOK_BACKOFF && err instanceof RetryLater
+            ? err.delayMs
+            : retryDelayMs(attemptsMade + (job?.data.offset ?? 0), this.config.scheduleScale),
       },
     });
     this.worker.on('error', (e) => this.logger.warn(`delivery worker: ${safeErrorText(e)}`));
@@ -72,7 +74,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     // the delivery must not stay pending/sending forever; failed, it is visible and replayable.
     this.worker.on('failed', (job, err) => {
       if (!job || err instanceof UnrecoverableError || job.attemptsMade < (job.opts.attempts ?? MAX_ATTEMPTS)) return;
-      this.deliveries.markFailedIfOpen(job.data.deliveryId, err.message).catch((e) => this.logger.warn(`delivery ${job.data.deliveryId}: ${safeErrorText(e)}`));
+      this.deliveries
+        .markFailedIfOpen(job.data.deliveryId, err.message)
+        .catch((e) => this.logger.warn(`delivery ${job.data.deliveryId}: ${safeErrorText(e)}`));
     });
   }
 
@@ -167,12 +171,19 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       return { next: 'stop', reason: `delivery ${delivery.id} blocked: ${describe}` };
     }
     if (result.httpStatus === 410 || position >= MAX_ATTEMPTS) {
-      await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'failed', error: result.httpStatus === 410 ? 'HTTP 410 Gone: the listener asked us to stop' : describe });
+      await this.deliveries.finishAttempt(delivery.id, attempt, record, {
+        status: 'failed',
+        error: result.httpStatus === 410 ? 'HTTP 410 Gone: the listener asked us to stop' : describe,
+      });
       deliveryOutcomes.inc({ outcome: 'failed' });
       return { next: 'stop', reason: `delivery ${delivery.id} failed: ${describe}` };
     }
     const delayMs = retryDelayMs(position, this.config.scheduleScale, result.retryAfterMs);
-    await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'pending', nextAttemptAt: new Date(Date.now() + delayMs), error: describe });
+    await this.deliveries.finishAttempt(delivery.id, attempt, record, {
+      status: 'pending',
+      nextAttemptAt: new Date(Date.now() + delayMs),
+      error: describe,
+    });
     deliveryOutcomes.inc({ outcome: 'retried' });
     return { next: 'retry', delayMs, reason: `delivery ${delivery.id} attempt ${attempt}: ${describe}` };
   }

@@ -37,7 +37,10 @@ describe('WebhookSender', () => {
   it('signs the body with Standard Webhooks headers that the library verifies, with both secrets during a rotation', async () => {
     answer = () => ({ status: 204 });
     const body = JSON.stringify({ type: 'transaction.status_changed', data: { status: '8' } });
-    const r = await sender.send('3b9f0b3c-1111-4222-8333-444455556666', `http://127.0.0.1:${port}/l?TransactionID=X`, body, { current: secret, previous: old });
+    const r = await sender.send('3b9f0b3c-1111-4222-8333-444455556666', `http://127.0.0.1:${port}/l?TransactionID=X`, body, {
+      current: secret,
+      previous: old,
+    });
     expect(r).toMatchObject({ httpStatus: 204, errorClass: undefined });
     const got = seen.at(-1)!;
     expect(got.body).toBe(body);
@@ -56,7 +59,10 @@ describe('WebhookSender', () => {
   it('treats a redirect as a failed attempt and does not follow it', async () => {
     answer = () => ({ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } });
     const before = seen.length;
-    expect(await sender.send('id-2', `http://127.0.0.1:${port}/`, '{}', { current: secret })).toMatchObject({ httpStatus: 302, errorClass: 'http_status' });
+    expect(await sender.send('id-2', `http://127.0.0.1:${port}/`, '{}', { current: secret })).toMatchObject({
+      httpStatus: 302,
+      errorClass: 'http_status',
+    });
     expect(seen.length).toBe(before + 1);
   });
 
@@ -76,7 +82,9 @@ describe('WebhookSender', () => {
     expect(await sender.send('id-7', 'http://[::1]:1/', '{}', { current: secret })).toMatchObject({ errorClass: 'ssrf_blocked' });
     const strict = new WebhookSender(parseAllowList(''), 500);
     try {
-      expect(await strict.send('id-8', `http://localhost:${port}/`, '{}', { current: secret })).toMatchObject({ errorClass: 'ssrf_blocked' });
+      expect(await strict.send('id-8', `http://localhost:${port}/`, '{}', { current: secret })).toMatchObject({
+        errorClass: 'ssrf_blocked',
+      });
     } finally {
       strict.close();
     }

@@ -45,7 +45,10 @@ export class WebhookSender {
 
     const timestamp = new Date();
     // During a secret rotation's grace period the old secret signs too (space-separated list).
-    const signature = [secrets.current, secrets.previous].filter((s): s is string => !!s).map((s) => new Webhook(s).sign(webhookId, timestamp, body)).join(' ');
+    const signature = [secrets.current, secrets.previous]
+      .filter((s): s is string => !!s)
+      .map((s) => new Webhook(s).sign(webhookId, timestamp, body))
+      .join(' ');
     const isHttps = target.protocol === 'https:';
     return new Promise((resolve) => {
       let settled = false;

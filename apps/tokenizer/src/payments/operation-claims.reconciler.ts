@@ -42,7 +42,10 @@ export class OperationClaimsReconciler implements OnApplicationBootstrap, OnAppl
         try {
           const view = await this.payments.resolveStale(op);
           settled++;
-          this.logger.warn({ transactionId: op.transaction_id.toUpperCase(), operation: op.kind, amount: Number(op.amount), status: view?.status }, 'claim left by a stopped worker: settled with the acquirer');
+          this.logger.warn(
+            { transactionId: op.transaction_id.toUpperCase(), operation: op.kind, amount: Number(op.amount), status: view?.status },
+            'claim left by a stopped worker: settled with the acquirer',
+          );
         } catch (e) {
           // One the acquirer cannot answer now stays for the next pass; the others go on.
           this.logger.warn(`claim ${op.id}: ${safeErrorText(e)}`);

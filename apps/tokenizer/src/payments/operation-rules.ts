@@ -20,10 +20,14 @@ export function judge(kind: OperationKind, row: TransactionRow, requested: numbe
 
 function judgeCapture(row: TransactionRow, requested: number | undefined): Judged {
   if (row.status !== TransactionStatus.Authorized) {
-    if (row.status === TransactionStatus.Approved || (row.status === TransactionStatus.PartialCancelled && Number(row.captured_amount) > 0)) {
+    if (
+      row.status === TransactionStatus.Approved ||
+      (row.status === TransactionStatus.PartialCancelled && Number(row.captured_amount) > 0)
+    ) {
       throw conflict(ErrorCodes.AlreadyCaptured, 'The transaction is already captured.');
     }
-    if (row.status === TransactionStatus.Cancelled || row.status === TransactionStatus.PartialCancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is cancelled.');
+    if (row.status === TransactionStatus.Cancelled || row.status === TransactionStatus.PartialCancelled)
+      throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is cancelled.');
     throw conflict(ErrorCodes.InvalidState, 'Only an authorized transaction can be captured.');
   }
   const amount = requested ?? Number(row.amount);
@@ -35,7 +39,11 @@ function judgeCapture(row: TransactionRow, requested: number | undefined): Judge
 
 function judgeCancel(row: TransactionRow, requested: number | undefined): Judged {
   if (row.status === TransactionStatus.Cancelled) throw conflict(ErrorCodes.AlreadyCancelled, 'The transaction is already cancelled.');
-  if (row.status !== TransactionStatus.Authorized && row.status !== TransactionStatus.Approved && row.status !== TransactionStatus.PartialCancelled) {
+  if (
+    row.status !== TransactionStatus.Authorized &&
+    row.status !== TransactionStatus.Approved &&
+    row.status !== TransactionStatus.PartialCancelled
+  ) {
     throw conflict(ErrorCodes.InvalidState, 'Only an authorized or approved transaction can be cancelled.');
   }
   const base = cancelBase(row);
@@ -44,10 +52,18 @@ function judgeCancel(row: TransactionRow, requested: number | undefined): Judged
   if (remaining <= 0) throw conflict(ErrorCodes.InvalidState, 'Nothing is left to cancel: what was not cancelled was charged back.');
   const amount = requested ?? remaining;
   if (amount > remaining) {
-    throw DomainError.validation(ErrorCodes.InvalidField, 'amount', `amount must not exceed the ${remaining} cents that can still be cancelled.`);
+    throw DomainError.validation(
+      ErrorCodes.InvalidField,
+      'amount',
+      `amount must not exceed the ${remaining} cents that can still be cancelled.`,
+    );
   }
   const cancelled = Number(row.cancelled_amount) + amount;
-  return { amount, change: { status: cancelled === base ? TransactionStatus.Cancelled : TransactionStatus.PartialCancelled, cancelledAmount: cancelled }, event: 'transaction.cancelled' };
+  return {
+    amount,
+    change: { status: cancelled === base ? TransactionStatus.Cancelled : TransactionStatus.PartialCancelled, cancelledAmount: cancelled },
+    event: 'transaction.cancelled',
+  };
 }
 
 /**
@@ -60,7 +76,9 @@ export function judgeHeld(op: Pick<OperationRow, 'kind' | 'amount'>, row: Transa
 
 /** An authorization is cancelled against what was authorized, a capture against what was captured. */
 function cancelBase(row: Pick<TransactionRow, 'status' | 'amount' | 'captured_amount'>): number {
-  return row.status === TransactionStatus.Authorized || Number(row.captured_amount) === 0 ? Number(row.amount) : Number(row.captured_amount);
+  return row.status === TransactionStatus.Authorized || Number(row.captured_amount) === 0
+    ? Number(row.amount)
+    : Number(row.captured_amount);
 }
 
 export function conflict(code: DomainError['code'], message: string): DomainError {

@@ -10,7 +10,10 @@ export class PaymentsHandler {
   constructor(private readonly payments: PaymentsService) {}
 
   @MessagePattern(Patterns.CardAuthorize)
-  authorize(@Payload() req: RequestOf<typeof Patterns.CardAuthorize>, @Ctx() ctx: BullMqContext): Promise<ReplyOf<typeof Patterns.CardAuthorize>> {
+  authorize(
+    @Payload() req: RequestOf<typeof Patterns.CardAuthorize>,
+    @Ctx() ctx: BullMqContext,
+  ): Promise<ReplyOf<typeof Patterns.CardAuthorize>> {
     // A job started, failed or stalled before may have been decided already: only a first
     // delivery may trust the row recorded with it.
     return asReply(() => this.payments.authorize(req, ctx.isFirstDelivery()));

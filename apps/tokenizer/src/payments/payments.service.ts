@@ -106,7 +106,11 @@ export class PaymentsService {
         change.errorCode = ErrorCodes.AcquirerTimeout;
       }
     }
-    return this.apply(row, change, req.capture && change.status === TransactionStatus.Approved ? [{ event: Events.TransactionCaptured, amount }] : []);
+    return this.apply(
+      row,
+      change,
+      req.capture && change.status === TransactionStatus.Approved ? [{ event: Events.TransactionCaptured, amount }] : [],
+    );
   }
 
   /**
@@ -147,12 +151,15 @@ export class PaymentsService {
     const deadline = Math.min(Date.now() + this.config.operationWaitMs, (req.notAfter ?? Infinity) - this.config.acquirerTimeoutMs);
     const wait = deadline - Date.now();
     if (wait <= 0) return Promise.reject(lateStart());
-    return this.turns.acquire(req.transactionId.toLowerCase(), () => this.operateInTurn(kind, req, deadline), { timeout: wait }).catch((e: Error) => {
-      if (e instanceof DomainError) throw e;
-      if (e.message.startsWith('async-lock timed out') || e.message.startsWith('Too many pending tasks')) throw busy();
-      if (e.message.startsWith('Maximum execution time')) throw unavailable('The operation did not finish in time; retry with the same Idempotency-Key.');
-      throw e;
-    });
+    return this.turns
+      .acquire(req.transactionId.toLowerCase(), () => this.operateInTurn(kind, req, deadline), { timeout: wait })
+      .catch((e: Error) => {
+        if (e instanceof DomainError) throw e;
+        if (e.message.startsWith('async-lock timed out') || e.message.startsWith('Too many pending tasks')) throw busy();
+        if (e.message.startsWith('Maximum execution time'))
+          throw unavailable('The operation did not finish in time; retry with the same Idempotency-Key.');
+        throw e;
+      });
   }
 
   private async operateInTurn(kind: OperationKind, req: CaptureRequest, deadline: number): Promise<TransactionView> {
@@ -160,8 +167,17 @@ export class PaymentsService {
       const known = await this.operations.findByRequest(req.operationId);
       if (known) {
         // The same id for another request can only be a collision or a forged job: never its answer.
-        if (known.kind !== kind || known.transaction_id !== req.transactionId.toLowerCase() || (req.amount !== undefined && Number(known.amount) !== req.amount)) {
-          throw new DomainError('conflict', ErrorCodes.IdempotencyConflict, 'This Idempotency-Key was already used for another operation.', 'Idempotency-Key');
+        if (
+          known.kind !== kind ||
+          known.transaction_id !== req.transactionId.toLowerCase() ||
+          (req.amount !== undefined && Number(known.amount) !== req.amount)
+        ) {
+          throw new DomainError(
+            'conflict',
+            ErrorCodes.IdempotencyConflict,
+            'This Idempotency-Key was already used for another operation.',
+            'Idempotency-Key',
+          );
         }
         return this.answerKnown(known);
       }
@@ -196,7 +212,9 @@ export class PaymentsService {
     } catch {
       // The answer is lost: settle it now, or leave the claim to the reconciler (it asks again).
       result = await this.acquirer.fence(claim.operationKey, claim.kind).catch(() => {
-        throw unavailable('The acquirer did not answer; the gateway records its outcome as soon as it does. Retry with the same Idempotency-Key.');
+        throw unavailable(
+          'The acquirer did not answer; the gateway records its outcome as soon as it does. Retry with the same Idempotency-Key.',
+        );
       });
     }
     return this.decide(row, claim.id, judged, result);
@@ -209,7 +227,9 @@ export class PaymentsService {
   async decide(row: TransactionRow, operationId: string, judged: Judged, result: AcquirerResult): Promise<TransactionView> {
     if (result.outcome === 'approved') {
       const change = { ...judged.change, processor: { returnCode: result.returnCode, returnMessage: result.returnMessage } };
-      const updated = await this.operations.recordApplied(row, operationId, change, result, (next) => this.eventsOf(next, [{ event: judged.event, amount: judged.amount }]));
+      const updated = await this.operations.recordApplied(row, operationId, change, result, (next) =>
+        this.eventsOf(next, [{ event: judged.event, amount: judged.amount }]),
+      );
       if (updated) {
         this.relay.poke();
         return transactionViewOf(updated);
@@ -218,7 +238,8 @@ export class PaymentsService {
       await this.operations.recordNotApplied(row.id, operationId, result.voided ? 'voided' : 'refused', result);
     }
     const decided = await this.operations.find(operationId);
-    if (!decided || decided.state === 'pending') throw unavailable('The operation could not be recorded; retry with the same Idempotency-Key.');
+    if (!decided || decided.state === 'pending')
+      throw unavailable('The operation could not be recorded; retry with the same Idempotency-Key.');
     return this.answerKnown(decided);
   }
 
@@ -243,9 +264,14 @@ export class PaymentsService {
     const row = await this.transactions.findByMerchantAndId(op.merchant_id, op.transaction_id);
     if (!row) throw notFound();
     if (op.state === 'pending') {
-      if (row.pending_operation_id !== op.id) throw unavailable('The operation could not be recorded; retry with the same Idempotency-Key.');
+      if (row.pending_operation_id !== op.id)
+        throw unavailable('The operation could not be recorded; retry with the same Idempotency-Key.');
       // Its holder died or lost its answer: this repeat completes it with the same operation key.
-      return this.execute(row, { id: op.id, requestId: op.request_id, kind: op.kind, amount: Number(op.amount), operationKey: op.operation_key }, judgeHeld(op, row));
+      return this.execute(
+        row,
+        { id: op.id, requestId: op.request_id, kind: op.kind, amount: Number(op.amount), operationKey: op.operation_key },
+        judgeHeld(op, row),
+      );
     }
     if (op.state === 'applied') return transactionViewOf(row);
     const result = op.result as unknown as AcquirerResult;
@@ -259,13 +285,28 @@ export class PaymentsService {
    */
   private eventsOf(updated: TransactionRow, extra: { event: string; amount: number }[]): OutboxEvent[] {
     const view = transactionViewOf(updated);
-    const base = { transactionId: view.id, merchantId: updated.merchant_id, statusVersion: view.statusVersion, capturedAmount: view.capturedAmount, cancelledAmount: view.cancelledAmount };
-    const settle = extra.map((e) => ({ event: e.event as OutboxEvent['event'], payload: { ...base, amount: e.amount } satisfies TransactionEvent }));
+    const base = {
+      transactionId: view.id,
+      merchantId: updated.merchant_id,
+      statusVersion: view.statusVersion,
+      capturedAmount: view.capturedAmount,
+      cancelledAmount: view.cancelledAmount,
+    };
+    const settle = extra.map((e) => ({
+      event: e.event as OutboxEvent['event'],
+      payload: { ...base, amount: e.amount } satisfies TransactionEvent,
+    }));
     // status_changed asks the notifier for a webhook, so it exists only where a listener does:
     // a sale without urlReturn would cost a queue job the notifier can only drop.
     if (!updated.url_return) return settle;
     // The notifier renders the webhook from this snapshot: the row may have moved on by then.
-    return [{ event: Events.TransactionStatusChanged, payload: { ...base, status: view.status, urlReturn: updated.url_return, view } satisfies TransactionEvent }, ...settle];
+    return [
+      {
+        event: Events.TransactionStatusChanged,
+        payload: { ...base, status: view.status, urlReturn: updated.url_return, view } satisfies TransactionEvent,
+      },
+      ...settle,
+    ];
   }
 
   /**
@@ -307,7 +348,11 @@ export class PaymentsService {
 /** The row the API recorded with the request, if it is this sale's, undecided. */
 function recordedRow(req: AuthorizeRequest): TransactionRow | undefined {
   const row: TransactionRow | undefined = req.recorded && { ...req.recorded, created_at: new Date(req.recorded.created_at) };
-  const fits = row?.id === req.transactionId.toLowerCase() && row.merchant_id === req.merchantId.toLowerCase() && row.status === TransactionStatus.Waiting && row.status_version === 1;
+  const fits =
+    row?.id === req.transactionId.toLowerCase() &&
+    row.merchant_id === req.merchantId.toLowerCase() &&
+    row.status === TransactionStatus.Waiting &&
+    row.status_version === 1;
   return fits ? row : undefined;
 }
 
@@ -320,11 +365,17 @@ function notFound(): DomainError {
 }
 
 function busy(): DomainError {
-  return conflict(ErrorCodes.OperationInProgress, 'Another capture or cancel of this transaction is still in progress; nothing was done. Retry, with the same Idempotency-Key.');
+  return conflict(
+    ErrorCodes.OperationInProgress,
+    'Another capture or cancel of this transaction is still in progress; nothing was done. Retry, with the same Idempotency-Key.',
+  );
 }
 
 function lateStart(): DomainError {
-  return conflict(ErrorCodes.OperationInProgress, 'The gateway could not start the operation in time; nothing was done. Retry, with the same Idempotency-Key.');
+  return conflict(
+    ErrorCodes.OperationInProgress,
+    'The gateway could not start the operation in time; nothing was done. Retry, with the same Idempotency-Key.',
+  );
 }
 
 /** The acquirer's answer, or a rejection once `ms` have passed (the answer counts as lost: the key is then fenced). */

@@ -55,7 +55,10 @@ export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplica
           if (!row || row.status !== 0 || row.status_version !== stale.status_version) continue;
           const view = await this.payments.abandon(row);
           abandoned++;
-          this.logger.warn({ transactionId: view.id, status: view.status, errorCode: view.errorCode }, 'pending sale without an authorization job: abandoned');
+          this.logger.warn(
+            { transactionId: view.id, status: view.status, errorCode: view.errorCode },
+            'pending sale without an authorization job: abandoned',
+          );
         } catch (e) {
           // One sale the acquirer or a dependency refused does not hold up the others.
           this.logger.warn(`pending sale ${stale.id}: ${safeErrorText(e)}`);

@@ -37,7 +37,9 @@ export async function asReply<T>(fn: () => Promise<T>): Promise<T> {
     const cause = unavailabilityOf(e);
     if (cause) {
       replies.warn(`dependency unavailable: ${cause} (${String((e as { code?: unknown }).code ?? 'no code')})`);
-      throw new RpcException(new DomainError('unavailable', ErrorCodes.ServiceUnavailable, 'The database did not answer in time; retry later.').toPayload());
+      throw new RpcException(
+        new DomainError('unavailable', ErrorCodes.ServiceUnavailable, 'The database did not answer in time; retry later.').toPayload(),
+      );
     }
     throw e;
   }

@@ -60,7 +60,11 @@ export class TokensService {
   async loadCard(merchantId: string, token: string): Promise<ValidCard> {
     const row = await this.repo.findSealedByMerchantAndToken(merchantId, token);
     if (!row) throw new DomainError('not_found', ErrorCodes.TokenNotFound, 'Token not found.', 'payment.tokenCard');
-    const { pan, expYear, expMonth } = openCardRecord(this.config.keys.kek, { kekId: row.kek_id, wrappedKey: row.wrapped_key, ciphertext: row.ciphertext }, { merchantId, token: row.token });
+    const { pan, expYear, expMonth } = openCardRecord(
+      this.config.keys.kek,
+      { kekId: row.kek_id, wrappedKey: row.wrapped_key, ciphertext: row.ciphertext },
+      { merchantId, token: row.token },
+    );
     return { pan, expYear, expMonth, holder: row.holder, brand: row.brand as ValidCard['brand'] };
   }
 

@@ -24,18 +24,25 @@ export class IdempotencyKeysRepository {
    * expired record (over 24 h old) is dropped first, so a key can be reused after that.
    */
   async claim(merchantId: string, key: string, requestHash: Buffer): Promise<boolean> {
-    await this.db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND created_at < now() - interval '24 hours'`, [merchantId, key]);
-    const rows: unknown[] = await this.db.query('INSERT INTO idempotency_keys (merchant_id, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key', [
+    await this.db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND created_at < now() - interval '24 hours'`, [
       merchantId,
       key,
-      requestHash,
     ]);
+    const rows: unknown[] = await this.db.query(
+      'INSERT INTO idempotency_keys (merchant_id, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key',
+      [merchantId, key, requestHash],
+    );
     return rows.length === 1;
   }
 
   /** Stores the answer of the request that claimed the key. */
   async storeAnswer(merchantId: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.db.query('UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE merchant_id = $1 AND key = $2', [merchantId, key, status, JSON.stringify(body)]);
+    await this.db.query('UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE merchant_id = $1 AND key = $2', [
+      merchantId,
+      key,
+      status,
+      JSON.stringify(body),
+    ]);
   }
 
   /** Gives the key back when its request failed without an answer to keep (an answered one stays). */
@@ -50,6 +57,13 @@ export class IdempotencyKeysRepository {
       [merchantId, key],
     );
     const row = rows[0];
-    return row && { requestHash: row.request_hash, responseStatus: row.response_status, responseBody: row.response_body, createdAt: row.created_at };
+    return (
+      row && {
+        requestHash: row.request_hash,
+        responseStatus: row.response_status,
+        responseBody: row.response_body,
+        createdAt: row.created_at,
+      }
+    );
   }
 }

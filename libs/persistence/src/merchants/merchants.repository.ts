@@ -40,7 +40,10 @@ interface RateLimitColumns {
   rate_limit_reads_per_s: number | null;
 }
 
-const limitsOf = (r: RateLimitColumns): MerchantRateLimits => ({ writesPerS: r.rate_limit_writes_per_s, readsPerS: r.rate_limit_reads_per_s });
+const limitsOf = (r: RateLimitColumns): MerchantRateLimits => ({
+  writesPerS: r.rate_limit_writes_per_s,
+  readsPerS: r.rate_limit_reads_per_s,
+});
 
 /** The sealed webhook secret columns, and a row of them as node-postgres returns it. */
 export const SEALED_SECRET_COLUMNS = 'webhook_secrets_kek_id, webhook_secret_sealed, previous_webhook_secret_sealed';
@@ -49,7 +52,11 @@ export interface SealedSecretColumns {
   webhook_secret_sealed: Buffer;
   previous_webhook_secret_sealed: Buffer | null;
 }
-export const sealedOf = (r: SealedSecretColumns): SealedWebhookSecrets => ({ kid: r.webhook_secrets_kek_id, current: r.webhook_secret_sealed, previous: r.previous_webhook_secret_sealed });
+export const sealedOf = (r: SealedSecretColumns): SealedWebhookSecrets => ({
+  kid: r.webhook_secrets_kek_id,
+  current: r.webhook_secret_sealed,
+  previous: r.previous_webhook_secret_sealed,
+});
 
 /**
  * Stores sealed secrets (all under `kid`) for the merchants `ids`, in one statement. `q` is a
@@ -97,17 +104,15 @@ export class MerchantsRepository {
     for (let attempt = 1; ; attempt++) {
       const publicId = generate();
       try {
-        await this.db.query('INSERT INTO merchants (id, public_id, name, key_hash, webhook_secrets_kek_id, webhook_secret_sealed) VALUES ($1, $2, $3, $4, $5, $6)', [
-          id,
-          publicId,
-          m.name,
-          m.keyHash,
-          sealed.kid,
-          sealed.current,
-        ]);
+        await this.db.query(
+          'INSERT INTO merchants (id, public_id, name, key_hash, webhook_secrets_kek_id, webhook_secret_sealed) VALUES ($1, $2, $3, $4, $5, $6)',
+          [id, publicId, m.name, m.keyHash, sealed.kid, sealed.current],
+        );
         return { id, publicId };
       } catch (e) {
-        const taken = (e as { code?: string; constraint?: string }).code === '23505' && (e as { constraint?: string }).constraint === MERCHANT_PUBLIC_ID_CONSTRAINT;
+        const taken =
+          (e as { code?: string; constraint?: string }).code === '23505' &&
+          (e as { constraint?: string }).constraint === MERCHANT_PUBLIC_ID_CONSTRAINT;
         if (!taken || attempt >= 10) throw e;
       }
     }
@@ -136,7 +141,10 @@ export class MerchantsRepository {
    * Sets the merchant's rate limits (internal id): a number overrides the default, null returns to
    * it, undefined leaves the limit as it is. The limits as they now stand; undefined without such a merchant.
    */
-  async setRateLimits(id: string, change: { writesPerS?: number | null; readsPerS?: number | null }): Promise<MerchantRateLimits | undefined> {
+  async setRateLimits(
+    id: string,
+    change: { writesPerS?: number | null; readsPerS?: number | null },
+  ): Promise<MerchantRateLimits | undefined> {
     const [rows]: [RateLimitColumns[], number] = await this.db.query(
       `UPDATE merchants SET
          rate_limit_writes_per_s = CASE WHEN $2 THEN $3::integer ELSE rate_limit_writes_per_s END,
@@ -158,13 +166,19 @@ export class MerchantsRepository {
   async publicIdsOf(ids: readonly string[]): Promise<Map<string, string>> {
     const wanted = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
     if (!wanted.length) return new Map();
-    const rows: { id: string; public_id: string }[] = await this.db.query('SELECT id, public_id FROM merchants WHERE id = ANY($1::uuid[])', [wanted]);
+    const rows: { id: string; public_id: string }[] = await this.db.query(
+      'SELECT id, public_id FROM merchants WHERE id = ANY($1::uuid[])',
+      [wanted],
+    );
     return new Map(rows.map((r) => [r.id, r.public_id]));
   }
 
   /** A new key hash for the merchant (internal id); false when there is none. */
   async rotateKey(id: string, keyHash: Buffer): Promise<boolean> {
-    const [, updated]: [unknown, number] = await this.db.query('UPDATE merchants SET key_hash = $2, key_rotated_at = now() WHERE id = $1', [id, keyHash]);
+    const [, updated]: [unknown, number] = await this.db.query('UPDATE merchants SET key_hash = $2, key_rotated_at = now() WHERE id = $1', [
+      id,
+      keyHash,
+    ]);
     return updated === 1;
   }
 
@@ -224,7 +238,12 @@ export class MerchantsRepository {
       );
       if (rows.length === 0) return 0;
       const out = rows.map((r) => resealWebhookSecrets(secrets, r.id, sealedOf(r)));
-      await writeSealedSecrets(tx, secrets.active.kid, rows.map((r) => r.id), out);
+      await writeSealedSecrets(
+        tx,
+        secrets.active.kid,
+        rows.map((r) => r.id),
+        out,
+      );
       return rows.length;
     });
   }

@@ -38,7 +38,9 @@ export class OperationClaims1764400000000 implements MigrationInterface {
       ADD COLUMN pending_kind text CHECK (pending_kind IN ('capture', 'cancel')),
       ADD COLUMN pending_amount int8 CHECK (pending_amount > 0),
       ADD COLUMN charged_back_amount int8 NOT NULL DEFAULT 0 CHECK (charged_back_amount >= 0)`);
-    await q.query(`UPDATE transactions t SET charged_back_amount = s.charged_back FROM settlements s WHERE s.transaction_id = t.id AND s.charged_back > 0`);
+    await q.query(
+      `UPDATE transactions t SET charged_back_amount = s.charged_back FROM settlements s WHERE s.transaction_id = t.id AND s.charged_back > 0`,
+    );
     // What was cancelled and charged back never exceeds what it came from. NOT VALID: a row the
     // old race wrote is left for acquirer:reconcile to report instead of failing the migration.
     await q.query(`ALTER TABLE transactions ADD CONSTRAINT transactions_taken_back_fits

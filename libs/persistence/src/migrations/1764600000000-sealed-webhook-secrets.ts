@@ -20,7 +20,9 @@ function secretsKeyring(rows: number, doing: string): Keyring {
   try {
     r.done('migration SealedWebhookSecrets');
   } catch (e) {
-    throw new Error(`${rows} merchant(s) have webhook secrets to ${doing}: give the migration the SECRETS_KEKS the notifier and the CLI use.\n${(e as Error).message}`);
+    throw new Error(
+      `${rows} merchant(s) have webhook secrets to ${doing}: give the migration the SECRETS_KEKS the notifier and the CLI use.\n${(e as Error).message}`,
+    );
   }
   return ring;
 }
@@ -36,8 +38,15 @@ export async function sealClearWebhookSecrets(q: Queryable, ring?: Keyring): Pro
       `SELECT id, webhook_secret, previous_webhook_secret FROM merchants WHERE webhook_secret_sealed IS NULL ORDER BY id LIMIT ${CHUNK}`,
     );
     if (rows.length === 0) return sealed;
-    const out = rows.map((r) => sealWebhookSecrets(keys, r.id, { current: r.webhook_secret, previous: r.previous_webhook_secret ?? undefined }));
-    await writeSealedSecrets(q, keys.active.kid, rows.map((r) => r.id), out);
+    const out = rows.map((r) =>
+      sealWebhookSecrets(keys, r.id, { current: r.webhook_secret, previous: r.previous_webhook_secret ?? undefined }),
+    );
+    await writeSealedSecrets(
+      q,
+      keys.active.kid,
+      rows.map((r) => r.id),
+      out,
+    );
     sealed += rows.length;
   }
 }
@@ -52,7 +61,9 @@ export class SealedWebhookSecrets1764600000000 implements MigrationInterface {
   name = 'SealedWebhookSecrets1764600000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE merchants ADD COLUMN webhook_secrets_kek_id text, ADD COLUMN webhook_secret_sealed bytea, ADD COLUMN previous_webhook_secret_sealed bytea`);
+    await q.query(
+      `ALTER TABLE merchants ADD COLUMN webhook_secrets_kek_id text, ADD COLUMN webhook_secret_sealed bytea, ADD COLUMN previous_webhook_secret_sealed bytea`,
+    );
     await sealClearWebhookSecrets(q);
     await q.query(`ALTER TABLE merchants DROP COLUMN webhook_secret, DROP COLUMN previous_webhook_secret,
       ALTER COLUMN webhook_secrets_kek_id SET NOT NULL, ALTER COLUMN webhook_secret_sealed SET NOT NULL,

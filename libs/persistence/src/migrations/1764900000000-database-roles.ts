@@ -20,6 +20,9 @@ export class DatabaseRoles1764900000000 implements MigrationInterface {
   }
   async down(q: QueryRunner): Promise<void> {
     const kept = await removeRoles(q);
-    if (kept.length) process.stderr.write(`${this.name} down: ${kept.join(', ')} still used by another database; their grants here are revoked, the roles stay\n`);
+    if (kept.length)
+      process.stderr.write(
+        `${this.name} down: ${kept.join(', ')} still used by another database; their grants here are revoked, the roles stay\n`,
+      );
   }
 }

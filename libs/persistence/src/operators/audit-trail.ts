@@ -64,7 +64,17 @@ export class AuditTrail {
       const [{ id }]: { id: string }[] = await this.db.query(
         `INSERT INTO audit_events (operator_id, operator_name, action, target, origin, outcome, error_class, attempt_id, detail)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-        [s.operator?.id ?? null, s.operator?.name ?? null, s.action, s.target === undefined ? null : maskCardLike(s.target).slice(0, 200), s.origin, outcome, extra.errorClass ?? null, extra.attemptId ?? null, auditDetail(s.detail ?? {})],
+        [
+          s.operator?.id ?? null,
+          s.operator?.name ?? null,
+          s.action,
+          s.target === undefined ? null : maskCardLike(s.target).slice(0, 200),
+          s.origin,
+          outcome,
+          extra.errorClass ?? null,
+          extra.attemptId ?? null,
+          auditDetail(s.detail ?? {}),
+        ],
       );
       return String(id);
     } catch (e) {

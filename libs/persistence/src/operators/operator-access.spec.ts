@@ -16,12 +16,28 @@ describe('operator access', () => {
     expect(looksLikeOperatorToken(token)).toBe(true);
     expect(hash.equals(operatorTokenHash(token))).toBe(true);
     expect(hash).toHaveLength(32);
-    for (const bad of [undefined, '', 'op_short', token + 'x', token.replace('op_', 'mk_')]) expect(looksLikeOperatorToken(bad)).toBe(false);
+    for (const bad of [undefined, '', 'op_short', token + 'x', token.replace('op_', 'mk_')])
+      expect(looksLikeOperatorToken(bad)).toBe(false);
   });
 
   it('an audit detail drops secret-named keys, removes Luhn-valid card-like numbers and cuts long text', () => {
-    const d = auditDetail({ merchant: '1234567897', token: 'op_x', webhookSecret: 's', note: 'card 4111111111111111 here', amount: '100000000000001', long: 'y'.repeat(500), n: 3, skip: undefined });
-    expect(d).toEqual({ merchant: '1234567897', note: 'card [card-like number] here', amount: '100000000000001', long: `${'y'.repeat(200)}…`, n: 3 });
+    const d = auditDetail({
+      merchant: '1234567897',
+      token: 'op_x',
+      webhookSecret: 's',
+      note: 'card 4111111111111111 here',
+      amount: '100000000000001',
+      long: 'y'.repeat(500),
+      n: 3,
+      skip: undefined,
+    });
+    expect(d).toEqual({
+      merchant: '1234567897',
+      note: 'card [card-like number] here',
+      amount: '100000000000001',
+      long: `${'y'.repeat(200)}…`,
+      n: 3,
+    });
   });
 
   it('an error class is the error name, never its message', () => {

@@ -78,7 +78,9 @@ const cut = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` :
  * not make the trail look unavailable (a 503 for bad input, the action refused as unrecordable).
  */
 export function maskCardLike(s: string): string {
-  return scrubCardNumbers(s).replace(CREDENTIAL, '[credential removed]').replace(/\u0000/g, '\uFFFD');
+  return scrubCardNumbers(s)
+    .replace(CREDENTIAL, '[credential removed]')
+    .replace(/\u0000/g, '\uFFFD');
 }
 
 /**

@@ -35,7 +35,10 @@ export class OperatorsRepository {
 
   /** last_used_at, written at most once a minute per operator so a busy dashboard costs no writes. */
   async touch(id: string): Promise<void> {
-    await this.db.query(`UPDATE operators SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, [id]);
+    await this.db.query(
+      `UPDATE operators SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+      [id],
+    );
   }
 
   async hasActiveAdmin(m: EntityManager | DataSource = this.db): Promise<boolean> {
@@ -48,7 +51,12 @@ export class OperatorsRepository {
    * exists, checked under a lock so two bootstraps racing create one admin. Returns 'name_taken'
    * (names stay taken after a revocation: the trail refers to them) or 'admin_exists'.
    */
-  async create(o: { name: string; role: OperatorRole; tokenHash: Buffer; createdBy?: string }): Promise<OperatorRow | 'name_taken' | 'admin_exists'> {
+  async create(o: {
+    name: string;
+    role: OperatorRole;
+    tokenHash: Buffer;
+    createdBy?: string;
+  }): Promise<OperatorRow | 'name_taken' | 'admin_exists'> {
     return this.db.transaction(async (m) => {
       await m.query(ADMINS_LOCK);
       if (o.createdBy === undefined && (o.role !== 'admin' || (await this.hasActiveAdmin(m)))) return 'admin_exists';
@@ -69,7 +77,9 @@ export class OperatorsRepository {
       if (!row) return { problem: 'not_found' };
       if (row.revoked_at) return { problem: 'already_revoked' };
       if (row.role === 'admin') {
-        const [{ n }]: { n: number }[] = await m.query(`SELECT count(*)::int AS n FROM operators WHERE role = 'admin' AND revoked_at IS NULL`);
+        const [{ n }]: { n: number }[] = await m.query(
+          `SELECT count(*)::int AS n FROM operators WHERE role = 'admin' AND revoked_at IS NULL`,
+        );
         if (n <= 1) return { problem: 'last_admin' };
       }
       const [[revoked]]: [OperatorRow[], number] = await m.query(

@@ -35,7 +35,10 @@ export class FeePlansRepository {
   }
 
   listByMerchant(merchantId: string): Promise<FeePlanRow[]> {
-    return this.db.query(`SELECT kind, brand, band, rate_ppm, fixed FROM fee_plans WHERE merchant_id::text = lower($1) ORDER BY kind, brand, band`, [merchantId]);
+    return this.db.query(
+      `SELECT kind, brand, band, rate_ppm, fixed FROM fee_plans WHERE merchant_id::text = lower($1) ORDER BY kind, brand, band`,
+      [merchantId],
+    );
   }
 
   async rateFor(merchantId: string, kind: MethodKind, brand: string, band: number, defaults: DefaultFeePlan): Promise<FeeRate> {

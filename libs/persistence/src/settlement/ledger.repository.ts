@@ -144,7 +144,16 @@ export class LedgerRepository {
     const ordered = inKeyOrder(claims, (c) => c.id);
     const cells = ordered.flatMap((c) => c.payables.map((cell) => ({ c, cell })));
     const written = await CLAIM_CAPTURES(tx, [
-      ...columns(ordered, (c) => c.id, (c) => c.merchantId, (c) => c.gross, (c) => c.fee, (c) => c.instalments, (c) => JSON.stringify(c.split), (c) => c.capturedOn),
+      ...columns(
+        ordered,
+        (c) => c.id,
+        (c) => c.merchantId,
+        (c) => c.gross,
+        (c) => c.fee,
+        (c) => c.instalments,
+        (c) => JSON.stringify(c.split),
+        (c) => c.capturedOn,
+      ),
       ...columns(
         cells,
         ({ c }) => c.id,
@@ -178,7 +187,10 @@ export class LedgerRepository {
 
   /** The amount a chargeback of this acquirer id was recorded with (as stored), if it was. */
   async recordedChargebackAmount(tx: EntityManager, transactionId: string, chargebackId: string): Promise<string | undefined> {
-    const known: { amount: string }[] = await tx.query('SELECT amount FROM chargebacks WHERE transaction_id = $1 AND chargeback_id = $2', [transactionId, chargebackId]);
+    const known: { amount: string }[] = await tx.query('SELECT amount FROM chargebacks WHERE transaction_id = $1 AND chargeback_id = $2', [
+      transactionId,
+      chargebackId,
+    ]);
     return known[0]?.amount;
   }
 
@@ -198,7 +210,10 @@ export class LedgerRepository {
 
   /** Adds `amount` cents to what chargebacks took back of the transaction. */
   async addChargedBack(tx: EntityManager, transactionId: string, amount: number): Promise<void> {
-    await tx.query('UPDATE transactions SET charged_back_amount = charged_back_amount + $2, updated_at = now() WHERE id = $1', [transactionId, amount]);
+    await tx.query('UPDATE transactions SET charged_back_amount = charged_back_amount + $2, updated_at = now() WHERE id = $1', [
+      transactionId,
+      amount,
+    ]);
   }
 
   /** Records that the settlement's chargebacks now add up to `total` cents. */
@@ -208,11 +223,21 @@ export class LedgerRepository {
 
   /** Remembers the acquirer's chargeback id, so recording it again changes nothing. */
   async recordChargebackId(tx: EntityManager, transactionId: string, chargebackId: string, amount: number): Promise<void> {
-    await tx.query('INSERT INTO chargebacks (transaction_id, chargeback_id, amount) VALUES ($1, $2, $3)', [transactionId, chargebackId, amount]);
+    await tx.query('INSERT INTO chargebacks (transaction_id, chargeback_id, amount) VALUES ($1, $2, $3)', [
+      transactionId,
+      chargebackId,
+      amount,
+    ]);
   }
 
   /** Writes payables (or debits) of one kind for the transaction, in one statement. */
-  async insertPayables(tx: EntityManager, transactionId: string, merchantId: string, kind: PayableView['kind'], cells: readonly PayableWrite[]): Promise<void> {
+  async insertPayables(
+    tx: EntityManager,
+    transactionId: string,
+    merchantId: string,
+    kind: PayableView['kind'],
+    cells: readonly PayableWrite[],
+  ): Promise<void> {
     if (!cells.length) return;
     const values: unknown[] = [];
     const tuples = cells.map((c, i) => {
@@ -227,15 +252,22 @@ export class LedgerRepository {
   }
 
   async payablesOf(merchantId: string, transactionId: string): Promise<PayableView[]> {
-    const rows: PayableRow[] = await this.db.query(`SELECT ${PAYABLE_COLUMNS} FROM payables WHERE transaction_id = $1 AND merchant_id = $2 ORDER BY id`, [transactionId, merchantId]);
+    const rows: PayableRow[] = await this.db.query(
+      `SELECT ${PAYABLE_COLUMNS} FROM payables WHERE transaction_id = $1 AND merchant_id = $2 ORDER BY id`,
+      [transactionId, merchantId],
+    );
     return rows.map(toView);
   }
 
   async list(by: { recipientId: string } | { merchantId: string }): Promise<(PayableView & { transactionId: string })[]> {
     const rows: PayableRow[] =
       'recipientId' in by
-        ? await this.db.query(`SELECT ${PAYABLE_COLUMNS} FROM payables WHERE recipient_id::text = lower($1) ORDER BY due_date, id`, [by.recipientId])
-        : await this.db.query(`SELECT ${PAYABLE_COLUMNS} FROM payables WHERE merchant_id::text = lower($1) ORDER BY due_date, id`, [by.merchantId]);
+        ? await this.db.query(`SELECT ${PAYABLE_COLUMNS} FROM payables WHERE recipient_id::text = lower($1) ORDER BY due_date, id`, [
+            by.recipientId,
+          ])
+        : await this.db.query(`SELECT ${PAYABLE_COLUMNS} FROM payables WHERE merchant_id::text = lower($1) ORDER BY due_date, id`, [
+            by.merchantId,
+          ]);
     return rows.map((r) => ({ transactionId: r.transaction_id.toUpperCase(), ...toView(r) }));
   }
 
@@ -244,7 +276,8 @@ export class LedgerRepository {
    * amounts, its settlement's, and the sums of its payables per kind.
    */
   ledgerTotals(merchantId?: string): Promise<LedgerTotalsRow[]> {
-    return this.db.query(`
+    return this.db.query(
+      `
       SELECT t.id, t.captured_amount AS captured, t.cancelled_amount AS cancelled, t.charged_back_amount AS charged_back,
              s.gross AS s_gross, s.fee AS s_fee, s.cancelled AS s_cancelled, s.charged_back AS s_cb,
              COALESCE(SUM(p.gross) FILTER (WHERE p.kind = 'capture'), 0) AS cap_gross,
@@ -255,15 +288,20 @@ export class LedgerRepository {
       LEFT JOIN settlements s ON s.transaction_id = t.id
       LEFT JOIN payables p ON p.transaction_id = t.id
       WHERE (t.captured_amount > 0 OR s.transaction_id IS NOT NULL) ${merchantId ? 'AND t.merchant_id::text = $1' : ''}
-      GROUP BY t.id, s.transaction_id`, scope(merchantId));
+      GROUP BY t.id, s.transaction_id`,
+      scope(merchantId),
+    );
   }
 
   /** For ledger:verify: the capture payables summed per transaction and party (of one merchant, or all), with the stored split. */
   capturePartyTotals(merchantId?: string): Promise<CapturePartyRow[]> {
-    return this.db.query(`
+    return this.db.query(
+      `
       SELECT p.transaction_id, COALESCE(p.recipient_id::text, '${MERCHANT}') AS party, SUM(p.gross) AS gross, SUM(p.fee) AS fee, SUM(p.net) AS net, s.split AS expected
       FROM payables p JOIN settlements s ON s.transaction_id = p.transaction_id
-      WHERE p.kind = 'capture' ${merchantId ? 'AND p.merchant_id::text = $1' : ''} GROUP BY p.transaction_id, party, s.split`, scope(merchantId));
+      WHERE p.kind = 'capture' ${merchantId ? 'AND p.merchant_id::text = $1' : ''} GROUP BY p.transaction_id, party, s.split`,
+      scope(merchantId),
+    );
   }
 }
 

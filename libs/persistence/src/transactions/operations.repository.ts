@@ -113,7 +113,16 @@ export class OperationsRepository {
 
   /** True when this operation now holds the transaction; false when `row` is no longer current. */
   async claim(row: TransactionRow, op: OperationClaim): Promise<boolean> {
-    const rows = await CLAIM(this.db, [row.id, row.merchant_id, op.id, op.kind, op.amount, row.status_version, op.operationKey, op.requestId]);
+    const rows = await CLAIM(this.db, [
+      row.id,
+      row.merchant_id,
+      op.id,
+      op.kind,
+      op.amount,
+      row.status_version,
+      op.operationKey,
+      op.requestId,
+    ]);
     return rows.length === 1;
   }
 
@@ -139,7 +148,12 @@ export class OperationsRepository {
       next.cancelled_amount,
       JSON.stringify(change.processor ?? {}),
       JSON.stringify(result),
-      ...columns(out, () => randomUUID(), (e) => e.event, (e) => JSON.stringify(e.payload)),
+      ...columns(
+        out,
+        () => randomUUID(),
+        (e) => e.event,
+        (e) => JSON.stringify(e.payload),
+      ),
     ]);
     return rows.length === 1 ? next : undefined;
   }

@@ -106,7 +106,6 @@ const WRITE_TRANSITIONS = preparedStatement<{ aggregate_id: string }>(
    SELECT id AS aggregate_id FROM updated`,
 );
 
-
 /**
  * Transactions, always read scoped by merchant. A status changes only by compare-and-set on
  * `status_version`, in the same Postgres transaction as the outbox events it causes: either both
@@ -170,7 +169,10 @@ export class TransactionsRepository {
 
   /** Removes a sale that was recorded but never sent (the queue was down, or the vault refused it). */
   async deletePending(merchantId: string, id: string): Promise<void> {
-    await this.db.query('DELETE FROM transactions WHERE id = $1 AND merchant_id = $2 AND status = 0 AND status_version = 1', [id, merchantId]);
+    await this.db.query('DELETE FROM transactions WHERE id = $1 AND merchant_id = $2 AND status = 0 AND status_version = 1', [
+      id,
+      merchantId,
+    ]);
   }
 
   findByMerchantAndId(merchantId: string, id: string): Promise<TransactionRow | undefined> {
@@ -190,7 +192,11 @@ export class TransactionsRepository {
    * merchant and changed since a time (or whose authorization the acquirer acted on since then:
    * `alsoTids`), with the time the operation holding one claimed it.
    */
-  async pageForReconciliation(after: string, limit: number, scope: { merchantId?: string; since?: Date; alsoTids?: string[] }): Promise<ReconciliationRow[]> {
+  async pageForReconciliation(
+    after: string,
+    limit: number,
+    scope: { merchantId?: string; since?: Date; alsoTids?: string[] },
+  ): Promise<ReconciliationRow[]> {
     return this.db.query(
       `SELECT t.id, t.merchant_id, t.status, t.captured_amount, t.cancelled_amount, t.processor->>'tid' AS tid, o.created_at AS held_since
        FROM transactions t LEFT JOIN transaction_operations o ON o.id = t.pending_operation_id
@@ -218,7 +224,11 @@ export class TransactionsRepository {
    * the read row with the change applied, which the compare-and-set on status_version guarantees
    * is what Postgres now holds, so the events can be built from it before the write.
    */
-  async transition(row: TransactionRow, change: Transition, events: (next: TransactionRow) => OutboxEvent[]): Promise<TransactionRow | undefined> {
+  async transition(
+    row: TransactionRow,
+    change: Transition,
+    events: (next: TransactionRow) => OutboxEvent[],
+  ): Promise<TransactionRow | undefined> {
     const next = changedRow(row, change);
     return (await this.transitionOne({ row, change, out: events(next) })) ? next : undefined;
   }
@@ -229,10 +239,14 @@ export class TransactionsRepository {
    * after, one statement each, so each is judged against the version the one before left.
    */
   private async transitionMany(items: readonly PendingTransition[]): Promise<(boolean | Error)[]> {
-    return runDistinctGroups(items, (t) => t.row.id, async (group) => {
-      const written = await this.writeTransitions(group);
-      return (t) => written.has(t.row.id);
-    });
+    return runDistinctGroups(
+      items,
+      (t) => t.row.id,
+      async (group) => {
+        const written = await this.writeTransitions(group);
+        return (t) => written.has(t.row.id);
+      },
+    );
   }
 
   /** One statement; the ids must be distinct. Returns the ids whose change won. */
@@ -240,32 +254,29 @@ export class TransactionsRepository {
     const group = inKeyOrder(unordered, (t) => t.row.id);
     const events = group.flatMap((t) => t.out.map((e) => ({ transactionId: t.row.id, event: e })));
     const written = await WRITE_TRANSITIONS(this.db, [
-        ...columns(
-          group,
-          (t) => t.row.id,
-          (t) => t.row.status_version,
-          (t) => t.change.status,
-          (t) => t.change.capturedAmount ?? null,
-          (t) => t.change.cancelledAmount ?? null,
-          (t) => t.change.errorCode ?? null,
-          (t) => (t.change.processor ? JSON.stringify(t.change.processor) : null),
-          (t) => t.change.tokenCard ?? null,
-          (t) => t.change.maskedCard ?? null,
-          (t) => t.change.brand ?? null,
-        ),
-        ...columns(
-          events,
-          (e) => e.transactionId,
-          () => randomUUID(),
-          (e) => e.event.event,
-          (e) => JSON.stringify(e.event.payload),
-        ),
-      ],
-    );
+      ...columns(
+        group,
+        (t) => t.row.id,
+        (t) => t.row.status_version,
+        (t) => t.change.status,
+        (t) => t.change.capturedAmount ?? null,
+        (t) => t.change.cancelledAmount ?? null,
+        (t) => t.change.errorCode ?? null,
+        (t) => (t.change.processor ? JSON.stringify(t.change.processor) : null),
+        (t) => t.change.tokenCard ?? null,
+        (t) => t.change.maskedCard ?? null,
+        (t) => t.change.brand ?? null,
+      ),
+      ...columns(
+        events,
+        (e) => e.transactionId,
+        () => randomUUID(),
+        (e) => e.event.event,
+        (e) => JSON.stringify(e.event.payload),
+      ),
+    ]);
     return new Set(written.map((w) => w.aggregate_id));
   }
-
-
 }
 
 /** The row as it is after `change` (status_version one up); nothing else is touched. */

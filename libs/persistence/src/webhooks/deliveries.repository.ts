@@ -55,7 +55,12 @@ const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, st
 
 type Created = { row: DeliveryRow; created: boolean };
 type NewDeliveryClaim = NewDelivery & { claim: boolean };
-type FinishedAttempt = { id: string; attempt: number; a: AttemptRecord; next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string } };
+type FinishedAttempt = {
+  id: string;
+  attempt: number;
+  a: AttemptRecord;
+  next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string };
+};
 
 /**
  * Webhook deliveries and their attempts. A delivery is created once per event × URL (a unique key
@@ -82,7 +87,12 @@ export class DeliveriesRepository {
   }
 
   /** Records an attempt and the delivery's new state. */
-  finishAttempt(id: string, attempt: number, a: AttemptRecord, next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string }): Promise<void> {
+  finishAttempt(
+    id: string,
+    attempt: number,
+    a: AttemptRecord,
+    next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string },
+  ): Promise<void> {
     return this.finish({ id, attempt, a, next });
   }
 
@@ -119,7 +129,12 @@ export class DeliveriesRepository {
         (d) => (d.claim ? 1 : 0),
       ),
     );
-    const byKey = new Map(rows.map(({ created, ...row }) => [key({ transactionId: row.transaction_id, statusVersion: row.status_version, event: row.event }), { row, created }]));
+    const byKey = new Map(
+      rows.map(({ created, ...row }) => [
+        key({ transactionId: row.transaction_id, statusVersion: row.status_version, event: row.event }),
+        { row, created },
+      ]),
+    );
     return items.map((d) => {
       const hit = byKey.get(key(d));
       if (!hit) return new Error(`delivery of ${d.transactionId} v${d.statusVersion} was created concurrently; retry`);
@@ -134,10 +149,14 @@ export class DeliveriesRepository {
    * other, never in one UPDATE, where Postgres would apply an arbitrary one of them.
    */
   private finishMany(items: readonly FinishedAttempt[]): Promise<(void | Error)[]> {
-    return runDistinctGroups(items, (f) => f.id, async (group) => {
-      await this.finishDistinct(inKeyOrder(group, (f) => f.id));
-      return () => undefined;
-    });
+    return runDistinctGroups(
+      items,
+      (f) => f.id,
+      async (group) => {
+        await this.finishDistinct(inKeyOrder(group, (f) => f.id));
+        return () => undefined;
+      },
+    );
   }
 
   private async finishDistinct(items: readonly FinishedAttempt[]): Promise<void> {
@@ -192,12 +211,18 @@ export class DeliveriesRepository {
    * while it is still that claim (`attempts` as claimed), never one another handler took since.
    */
   async unclaim(id: string, attempts: number): Promise<void> {
-    await this.db.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending' AND attempts = $2`, [id, attempts]);
+    await this.db.query(
+      `UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending' AND attempts = $2`,
+      [id, attempts],
+    );
   }
 
   /** Marks a delivery failed unless an attempt already settled it. */
   async markFailedIfOpen(id: string, error: string): Promise<void> {
-    await this.db.query(`UPDATE deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'sending')`, [id, error.slice(0, 1000)]);
+    await this.db.query(
+      `UPDATE deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1 AND status IN ('pending', 'sending')`,
+      [id, error.slice(0, 1000)],
+    );
   }
 
   async attemptsOf(id: string): Promise<Record<string, unknown>[]> {

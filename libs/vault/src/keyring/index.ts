@@ -71,7 +71,8 @@ export function parseKeyring(spec: string, name: string): Keyring {
     if (entries.some((e) => e.kid === kid)) throw fail(`has the key id "${kid}" twice`);
     entries.push({ kid, key });
   });
-  if (activeKid !== undefined && !entries.some((e) => e.kid === activeKid)) throw fail(`names active key "${activeKid}", which it does not hold`);
+  if (activeKid !== undefined && !entries.some((e) => e.kid === activeKid))
+    throw fail(`names active key "${activeKid}", which it does not hold`);
   return new Keyring(entries, activeKid);
 }
 

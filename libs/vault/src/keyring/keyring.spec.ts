@@ -69,7 +69,13 @@ describe('Keyring', () => {
     const key = randomBytes(32);
     expect(() => new Keyring([])).toThrow();
     expect(() => new Keyring([{ kid: 'a', key }], 'b')).toThrow();
-    expect(() => new Keyring([{ kid: 'a', key }, { kid: 'a', key }])).toThrow();
+    expect(
+      () =>
+        new Keyring([
+          { kid: 'a', key },
+          { kid: 'a', key },
+        ]),
+    ).toThrow();
   });
 });
 

@@ -26,7 +26,8 @@ export function openCardRecord(kek: Keyring, sealed: SealedRecord, binding: Reco
   const clear = decryptRecord(kek, sealed, binding);
   try {
     const parsed = JSON.parse(clear.toString('utf8')) as Partial<CardRecord>;
-    if (typeof parsed.pan !== 'string' || typeof parsed.expYear !== 'number' || typeof parsed.expMonth !== 'number') throw new VaultDecryptError();
+    if (typeof parsed.pan !== 'string' || typeof parsed.expYear !== 'number' || typeof parsed.expMonth !== 'number')
+      throw new VaultDecryptError();
     return { pan: parsed.pan, expYear: parsed.expYear, expMonth: parsed.expMonth };
   } catch {
     throw new VaultDecryptError('The vault record does not hold a card.');

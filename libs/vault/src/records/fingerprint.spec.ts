@@ -42,7 +42,10 @@ describe('cardFingerprints', () => {
   it('lists the card under every kid, the active one first, even when the active key is not the last', () => {
     const f2 = generateKeySpec('f2');
     const activeFirst = parseKeyring(`${f1},${f2};active=f1`, 'FINGERPRINT_KEYS');
-    expect(cardFingerprints(activeFirst, 'm1', pan)).toEqual([cardFingerprint(activeFirst, 'm1', pan, 'f1'), cardFingerprint(activeFirst, 'm1', pan, 'f2')]);
+    expect(cardFingerprints(activeFirst, 'm1', pan)).toEqual([
+      cardFingerprint(activeFirst, 'm1', pan, 'f1'),
+      cardFingerprint(activeFirst, 'm1', pan, 'f2'),
+    ]);
     expect(cardFingerprints(rotated, 'm1', pan).map(fingerprintKid)).toEqual(['f2', 'f1']);
     expect(cardFingerprints(ring, 'm1', pan)).toEqual([cardFingerprint(ring, 'm1', pan)]);
   });

@@ -57,10 +57,15 @@ describe('record cipher', () => {
   it('refuses a record with any single byte of iv, ciphertext or tag changed, in either layer', () => {
     const sealed = encryptRecord(before, card, binding);
     fc.assert(
-      fc.property(fc.constantFrom<keyof SealedRecord>('ciphertext', 'wrappedKey'), fc.nat(), fc.integer({ min: 1, max: 255 }), (field, at, mask) => {
-        const tampered = { ...sealed, [field]: flipped(sealed[field] as Buffer, at, mask) };
-        expectRefused(() => decryptRecord(before, tampered, binding));
-      }),
+      fc.property(
+        fc.constantFrom<keyof SealedRecord>('ciphertext', 'wrappedKey'),
+        fc.nat(),
+        fc.integer({ min: 1, max: 255 }),
+        (field, at, mask) => {
+          const tampered = { ...sealed, [field]: flipped(sealed[field] as Buffer, at, mask) };
+          expectRefused(() => decryptRecord(before, tampered, binding));
+        },
+      ),
     );
   });
 

@@ -28,7 +28,8 @@ const KEY_BYTES = 32;
 function checkBinding({ merchantId, token }: RecordBinding): void {
   // '|' separates the associated-data fields; allowing it inside one would let two different
   // rows share the same associated data.
-  if (!merchantId || !token || merchantId.includes('|') || token.includes('|')) throw new Error('A vault record binding needs a merchantId and token, neither containing "|".');
+  if (!merchantId || !token || merchantId.includes('|') || token.includes('|'))
+    throw new Error('A vault record binding needs a merchantId and token, neither containing "|".');
 }
 
 const recordAad = (b: RecordBinding) => `card|v1|${b.merchantId}|${b.token}`;

@@ -33,7 +33,8 @@ export class SecretKeyMissingError extends SecretOpenError {
 
 function aad(kid: string, { merchantId, column }: SecretBinding): string {
   // '|' separates the fields; allowing it inside one would let two bindings share associated data.
-  if (!merchantId || !column || merchantId.includes('|') || column.includes('|')) throw new Error('A secret binding needs a merchantId and column, neither containing "|".');
+  if (!merchantId || !column || merchantId.includes('|') || column.includes('|'))
+    throw new Error('A secret binding needs a merchantId and column, neither containing "|".');
   return `secret|v1|${kid}|${merchantId}|${column}`;
 }
 

@@ -12,7 +12,11 @@ export class TransitError extends Error {
   override name = 'TransitError';
 
   constructor(readonly reason: TransitFailure) {
-    super(reason === 'unknown_kid' ? 'The sealed payload names a transit key this keyring does not hold.' : 'The sealed payload is malformed or was tampered with.');
+    super(
+      reason === 'unknown_kid'
+        ? 'The sealed payload names a transit key this keyring does not hold.'
+        : 'The sealed payload is malformed or was tampered with.',
+    );
   }
 }
 

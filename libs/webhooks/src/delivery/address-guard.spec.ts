@@ -6,12 +6,31 @@ import { BlockedAddressError, guardedLookup, isForbidden, whyForbidden } from '.
 describe('webhook address guard (DESIGN.md 3.8)', () => {
   const none = parseAllowList('');
 
-  it.each(['10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '127.0.0.1', '127.9.9.9', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', '::', 'fe80::1', 'fec0::1', 'feff::1', 'fd12:3456::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::7f00:1', '::ffff:0:7f00:1'])(
-    'refuses %s',
-    (ip) => expect(isForbidden(ip, none)).toBe(true),
-  );
+  it.each([
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '127.0.0.1',
+    '127.9.9.9',
+    '169.254.169.254',
+    '0.0.0.0',
+    '100.64.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fec0::1',
+    'feff::1',
+    'fd12:3456::1',
+    '::ffff:10.0.0.1',
+    '::ffff:127.0.0.1',
+    '::7f00:1',
+    '::ffff:0:7f00:1',
+  ])('refuses %s', (ip) => expect(isForbidden(ip, none)).toBe(true));
 
-  it.each(['8.8.8.8', '172.32.0.1', '192.169.0.1', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows the public %s', (ip) => expect(isForbidden(ip, none)).toBe(false));
+  it.each(['8.8.8.8', '172.32.0.1', '192.169.0.1', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows the public %s', (ip) =>
+    expect(isForbidden(ip, none)).toBe(false),
+  );
 
   it('an allowlist opens exactly its networks', () => {
     const allow = parseAllowList('127.0.0.1/32, ::1/128');
@@ -31,7 +50,9 @@ describe('webhook address guard (DESIGN.md 3.8)', () => {
     const err = await new Promise<Error | null>((resolve) => lookup('localhost', {}, (e) => resolve(e)));
     expect(err).toBeInstanceOf(BlockedAddressError);
     const allowed = guardedLookup(parseAllowList('127.0.0.0/8,::1/128'));
-    const address = await new Promise<string>((resolve, reject) => allowed('localhost', {}, (e, a) => (e ? reject(e) : resolve(a as string))));
+    const address = await new Promise<string>((resolve, reject) =>
+      allowed('localhost', {}, (e, a) => (e ? reject(e) : resolve(a as string))),
+    );
     expect(['127.0.0.1', '::1']).toContain(address);
   });
 
@@ -53,7 +74,10 @@ describe('webhook address guard (DESIGN.md 3.8)', () => {
       ['2001::1', 'Teredo, short'],
     ])('refuses %s (%s)', (ip) => expect(isForbidden(ip, none)).toBe(true));
 
-    it.each(['64:ff9b::808:808', '::ffff:808:808', '2001:db9::1', '2001:4860:4860::8888'])('allows %s (public, or a public IPv4 behind NAT64)', (ip) => expect(isForbidden(ip, none)).toBe(false));
+    it.each(['64:ff9b::808:808', '::ffff:808:808', '2001:db9::1', '2001:4860:4860::8888'])(
+      'allows %s (public, or a public IPv4 behind NAT64)',
+      (ip) => expect(isForbidden(ip, none)).toBe(false),
+    );
 
     it('says why', () => {
       expect(whyForbidden('2002:a00:1::1', none)).toMatch(/6to4/);
@@ -77,14 +101,19 @@ describe('webhook address guard (DESIGN.md 3.8)', () => {
   });
 
   describe("the notifier host's own addresses", () => {
-    const own = Object.values(networkInterfaces()).flat().filter((i) => !!i && !i.internal).map((i) => i!.address);
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .filter((i) => !!i && !i.internal)
+      .map((i) => i!.address);
 
     it('refuses every address of every interface, not only loopback, unless the allowlist names it', () => {
       // This machine must have an interface besides loopback, or the test would prove nothing.
       expect(own.length).toBeGreaterThan(0);
       for (const address of own) {
         expect(whyForbidden(address, none)).toBeDefined();
-        expect(isForbidden(address, parseAllowList(address.includes(':') ? `${address.replace(/%.*$/, '')}/128` : `${address}/32`))).toBe(false);
+        expect(isForbidden(address, parseAllowList(address.includes(':') ? `${address.replace(/%.*$/, '')}/128` : `${address}/32`))).toBe(
+          false,
+        );
       }
     });
 
@@ -94,12 +123,22 @@ describe('webhook address guard (DESIGN.md 3.8)', () => {
   });
 
   describe('DNS answers', () => {
-    const answering = (addresses: LookupAddress[]) => (_h: string, _o: { all: true }, cb: (e: NodeJS.ErrnoException | null, a: LookupAddress[]) => void) => cb(null, addresses);
+    const answering =
+      (addresses: LookupAddress[]) => (_h: string, _o: { all: true }, cb: (e: NodeJS.ErrnoException | null, a: LookupAddress[]) => void) =>
+        cb(null, addresses);
     const run = (lookup: ReturnType<typeof guardedLookup>, options: object) =>
-      new Promise<{ err: Error | null; address: string | LookupAddress[] }>((resolve) => lookup('hooks.example', options, (err, address) => resolve({ err, address })));
+      new Promise<{ err: Error | null; address: string | LookupAddress[] }>((resolve) =>
+        lookup('hooks.example', options, (err, address) => resolve({ err, address })),
+      );
 
     it('refuses an answer that mixes public and private addresses, whole', async () => {
-      const lookup = guardedLookup(none, answering([{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }]));
+      const lookup = guardedLookup(
+        none,
+        answering([
+          { address: '93.184.216.34', family: 4 },
+          { address: '10.0.0.5', family: 4 },
+        ]),
+      );
       for (const options of [{}, { all: true }]) {
         const { err, address } = await run(lookup, options);
         expect(err).toBeInstanceOf(BlockedAddressError);
@@ -109,7 +148,10 @@ describe('webhook address guard (DESIGN.md 3.8)', () => {
     });
 
     it('hands the socket exactly the addresses it checked (the connection is pinned to them)', async () => {
-      const answer = [{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::1', family: 6 }];
+      const answer = [
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:2800:220:1::1', family: 6 },
+      ];
       const lookup = guardedLookup(none, answering(answer));
       expect((await run(lookup, {})).address).toBe('93.184.216.34');
       expect((await run(lookup, { all: true })).address).toEqual(answer);
@@ -124,7 +166,12 @@ describe('webhook address guard (DESIGN.md 3.8)', () => {
   });
 
   it('finds the allowlist entries that open loopback (a production notifier refuses them)', () => {
-    expect(loopbackEntries('10.0.0.0/8, 127.0.0.1/32,::1/128, 0.0.0.0/0, 127.5.0.0/16, fd00::/8')).toEqual(['127.0.0.1/32', '::1/128', '0.0.0.0/0', '127.5.0.0/16']);
+    expect(loopbackEntries('10.0.0.0/8, 127.0.0.1/32,::1/128, 0.0.0.0/0, 127.5.0.0/16, fd00::/8')).toEqual([
+      '127.0.0.1/32',
+      '::1/128',
+      '0.0.0.0/0',
+      '127.5.0.0/16',
+    ]);
     expect(loopbackEntries('')).toEqual([]);
   });
 });

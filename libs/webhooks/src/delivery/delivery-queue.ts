@@ -19,7 +19,11 @@ export interface DeliveryJob {
  * events never queue a delivery twice while its job is known to Redis; past that, the delivery's
  * status in Postgres makes a stray job a no-op.
  */
-export function enqueueDelivery(queue: Queue, delivery: { id: string; url: string }, opts: { replay?: number; offset?: number; delayMs?: number } = {}): Promise<unknown> {
+export function enqueueDelivery(
+  queue: Queue,
+  delivery: { id: string; url: string },
+  opts: { replay?: number; offset?: number; delayMs?: number } = {},
+): Promise<unknown> {
   const offset = opts.offset ?? 0;
   return queue.add(DELIVERY_QUEUE, { deliveryId: delivery.id, host: new URL(delivery.url).host, offset } satisfies DeliveryJob, {
     jobId: opts.replay ? `${delivery.id}-r${opts.replay}` : delivery.id,
