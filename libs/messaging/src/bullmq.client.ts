@@ -63,9 +63,8 @@ export class BullMqClient extends ClientProxy {
   private async open(): Promise<void> {
     const base = redisOptionsFromUrl(this.options.connection);
     // No offline queue and one retry: while Redis is down a send fails at once (HTTP 503)
-    // instead of piling up requests that would all time out. No auto-pipelining: BullMQ defines
-    // its ~40 scripts on this connection, and ioredis copies every one onto each pipeline it
-    // opens, which cost more CPU (3 % of the API's profile) than the writes it saved.
+    // instead of piling up requests that would all time out. Auto-pipelining stays off: with
+    // BullMQ's scripts on this connection it costs more CPU than it saves (docs/performance.md).
     this.commands = new Redis({ ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
     this.subscriber = new Redis({ ...base, lazyConnect: true });
     for (const conn of [this.commands, this.subscriber]) conn.on('error', () => undefined);

@@ -3,8 +3,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 
 /**
  * A statement of the hot path, named, so each pooled connection parses and plans it once and then
- * only binds and executes it (parsing and planning the batched statements was the largest item of
- * Postgres's own profile). It runs on the pool TypeORM opened, past TypeORM's query runner, and
+ * only binds and executes it (why: docs/performance.md). It runs on the pool TypeORM opened, past TypeORM's query runner, and
  * resolves to the rows (also for INSERT/UPDATE … RETURNING). Errors are node-postgres's, with the
  * SQLSTATE in `code`, as through TypeORM.
  *

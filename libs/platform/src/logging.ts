@@ -21,7 +21,7 @@ const CARD_FIELDS = [
  * Every path that can hold card data or a credential, at the depths our payloads use (a job's
  * `p`, a request's `tokencard`, a sale's `payment`). Bodies are never logged on purpose; these
  * paths are the second line of defence for anything that ends up in a log call by mistake.
- * Deeper intermediate wildcards were measured to cost more CPU than the rest of a log line.
+ * Wildcards stop at two levels to keep redaction cheap; no payload holds card data deeper (docs/performance.md).
  */
 export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', ...CARD_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`])];
 

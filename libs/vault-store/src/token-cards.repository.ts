@@ -56,11 +56,7 @@ export class TokenCardsRepository {
    * lookup, decides and the loser reads the winner's row. A re-fingerprinting pass moving the row
    * from an old kid to the active one meanwhile is seen either before (old kid, found) or after
    * (active kid: found, or the insert conflicts and the re-read finds it).
-   *
-   * Measured against the former INSERT … ON CONFLICT alone (one connection, 200k rows, 2,000 of
-   * each interleaved, p50): a new card 0.64 → 0.76 ms whether the ring holds 1, 2 or 3 keys (the
-   * extra index probe); a card already vaulted 0.55 → 0.46 ms (one statement instead of a
-   * conflicting insert and a re-read).
+   * Its cost against a plain INSERT … ON CONFLICT is in docs/performance.md.
    */
   async insertOrFindDuplicate(c: NewTokenCard): Promise<TokenCardRow> {
     const rows: TokenCardRow[] = await this.db.query(
