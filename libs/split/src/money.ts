@@ -3,14 +3,14 @@
  * they are done in BigInt whenever the plain product would not be exact.
  */
 export function mulDivFloor(a: number, b: number, d: number): number {
-  const p = a * b;
-  if (Number.isSafeInteger(p)) return Math.floor(p / d);
+  const product = a * b;
+  if (Number.isSafeInteger(product)) return Math.floor(product / d);
   return Number((BigInt(a) * BigInt(b)) / BigInt(d));
 }
 
 /** round_half_up(a × b / d) for non-negative integers (SPLIT.md 1: the fee). */
 export function mulDivRoundHalfUp(a: number, b: number, d: number): number {
-  const p = a * b;
-  if (Number.isSafeInteger(p * 2 + d)) return Math.floor((p * 2 + d) / (2 * d));
+  const product = a * b;
+  if (Number.isSafeInteger(product * 2 + d)) return Math.floor((product * 2 + d) / (2 * d));
   return Number((BigInt(a) * BigInt(b) * 2n + BigInt(d)) / (2n * BigInt(d)));
 }

@@ -4,7 +4,7 @@ import {
   RecordedSale,
   SettlementTerms,
   SplitEntryInput,
-  SplitErrorCodes as C,
+  SplitErrorCodes,
   SplitMode,
   SplitResult,
   toTransactionView,
@@ -28,8 +28,8 @@ export function entryMode(e: SplitEntryInput): SplitMode {
 
 function grossSlice(e: SplitEntryInput, gross: number): number {
   if (e.amount !== undefined) return e.amount;
-  const r = percentageToBp(e.percentage ?? '');
-  return 'bp' in r ? mulDivFloor(gross, r.bp, 10_000) : 0;
+  const parsed = percentageToBp(e.percentage ?? '');
+  return 'bp' in parsed ? mulDivFloor(gross, parsed.bp, 10_000) : 0;
 }
 
 /** Largest slice, ties to the earliest declared (SPLIT.md 2 and 4); -1 when none qualifies. */
@@ -58,9 +58,9 @@ export function computeSplit(entries: readonly SplitEntryInput[], gross: number,
     if (merchantWeight > 0) merchantFee = remainder;
     else {
       // Nothing of the sale is the merchant's: the fee remainder goes to the principal fee payer.
-      const p = principalIndex(shares, prorata);
-      shares[p].fee += remainder;
-      shares[p].net -= remainder;
+      const principal = principalIndex(shares, prorata);
+      shares[principal].fee += remainder;
+      shares[principal].net -= remainder;
     }
   }
   return { gross, fee, entries: shares, merchant: { gross: merchantGross, fee: merchantFee, net: merchantGross - merchantFee } };
@@ -115,77 +115,84 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
   const problems: FieldProblem[] = [];
   const add = (code: FieldProblem['code'], parameter: string, message: string) => problems.push({ code, parameter, message });
 
-  if (entries.length === 0) add(C.Empty, path, `${path} must have at least one entry when present.`);
-  if (entries.length > ctx.maxEntries) add(C.TooManyEntries, path, `${path} may have at most ${ctx.maxEntries} entries.`);
+  if (entries.length === 0) add(SplitErrorCodes.Empty, path, `${path} must have at least one entry when present.`);
+  if (entries.length > ctx.maxEntries) add(SplitErrorCodes.TooManyEntries, path, `${path} may have at most ${ctx.maxEntries} entries.`);
 
   const seen = new Set<string>();
   let percentSum = 0;
   entries.forEach((e, i) => {
     const at = `${path}[${i}]`;
     const recipient = e.recipient?.trim().toLowerCase() ?? '';
-    if (!recipient) add(C.RecipientRequired, `${at}.recipient`, `${at}.recipient is required.`);
+    if (!recipient) add(SplitErrorCodes.RecipientRequired, `${at}.recipient`, `${at}.recipient is required.`);
     else if (recipient === ctx.merchantId.toLowerCase() || recipient === ctx.merchantPublicId)
       add(
-        C.RecipientIsMerchant,
+        SplitErrorCodes.RecipientIsMerchant,
         `${at}.recipient`,
         `${at}.recipient is the merchant itself; the merchant receives the residual without an entry.`,
       );
     else if (!ctx.recipients.has(recipient))
-      add(C.RecipientNotFound, `${at}.recipient`, `${at}.recipient is not a recipient of this merchant.`);
+      add(SplitErrorCodes.RecipientNotFound, `${at}.recipient`, `${at}.recipient is not a recipient of this merchant.`);
     else if (ctx.recipients.get(recipient) !== 'approved')
-      add(C.RecipientNotActive, `${at}.recipient`, `${at}.recipient is not approved yet.`);
-    if (recipient && seen.has(recipient)) add(C.RecipientDuplicated, `${at}.recipient`, `${at}.recipient appears in more than one entry.`);
+      add(SplitErrorCodes.RecipientNotActive, `${at}.recipient`, `${at}.recipient is not approved yet.`);
+    if (recipient && seen.has(recipient))
+      add(SplitErrorCodes.RecipientDuplicated, `${at}.recipient`, `${at}.recipient appears in more than one entry.`);
     seen.add(recipient);
 
-    if (e.percentage === undefined && e.amount === undefined) add(C.ValueRequired, at, `${at} must have a percentage or an amount.`);
+    if (e.percentage === undefined && e.amount === undefined)
+      add(SplitErrorCodes.ValueRequired, at, `${at} must have a percentage or an amount.`);
     else if (e.percentage !== undefined && e.amount !== undefined)
-      add(C.ValueAmbiguous, at, `${at} must have a percentage or an amount, not both.`);
+      add(SplitErrorCodes.ValueAmbiguous, at, `${at} must have a percentage or an amount, not both.`);
     else if (e.percentage !== undefined) {
-      const r = percentageToBp(e.percentage);
-      if ('bp' in r) percentSum += r.bp;
-      else if (r.error === 'precision') add(C.PercentagePrecision, `${at}.percentage`, `${at}.percentage may have at most 2 decimals.`);
-      else add(C.PercentageOutOfRange, `${at}.percentage`, `${at}.percentage must be from 1 to 100.`);
+      const parsed = percentageToBp(e.percentage);
+      if ('bp' in parsed) percentSum += parsed.bp;
+      else if (parsed.error === 'precision')
+        add(SplitErrorCodes.PercentagePrecision, `${at}.percentage`, `${at}.percentage may have at most 2 decimals.`);
+      else add(SplitErrorCodes.PercentageOutOfRange, `${at}.percentage`, `${at}.percentage must be from 1 to 100.`);
     } else if (!Number.isSafeInteger(e.amount) || e.amount! < 1 || e.amount! > ctx.gross) {
-      add(C.AmountOutOfRange, `${at}.amount`, `${at}.amount must be from 1 to the sale amount (${ctx.gross} cents).`);
+      add(SplitErrorCodes.AmountOutOfRange, `${at}.amount`, `${at}.amount must be from 1 to the sale amount (${ctx.gross} cents).`);
     }
   });
-  if (percentSum > 10_000) add(C.PercentageSumExceeded, path, `The percentages of ${path} add up to more than 100.`);
+  if (percentSum > 10_000) add(SplitErrorCodes.PercentageSumExceeded, path, `The percentages of ${path} add up to more than 100.`);
   const modes = entries.map(entryMode);
   if (modes.filter((m) => m === 'FULL').length > 1)
-    add(C.MultipleFullFeePayers, path, `Only one entry of ${path} may pay the processing fee in full.`);
+    add(SplitErrorCodes.MultipleFullFeePayers, path, `Only one entry of ${path} may pay the processing fee in full.`);
   else if (modes.includes('FULL') && modes.includes('PRORATA')) {
-    add(C.FullAndProrataConflict, path, `An entry of ${path} paying the fee in full excludes entries sharing it pro rata.`);
+    add(SplitErrorCodes.FullAndProrataConflict, path, `An entry of ${path} paying the fee in full excludes entries sharing it pro rata.`);
   }
   if (ctx.fee >= ctx.gross) {
     const amountPath = ctx.amountPath ?? 'payment.amount';
-    add(C.FeeExceedsAmount, amountPath, `The processing fee (${ctx.fee} cents) is not less than ${amountPath} (${ctx.gross} cents).`);
+    add(
+      SplitErrorCodes.FeeExceedsAmount,
+      amountPath,
+      `The processing fee (${ctx.fee} cents) is not less than ${amountPath} (${ctx.gross} cents).`,
+    );
   }
   if (problems.length) return problems;
 
   // After the fee: only now are the shares well defined.
-  const r = computeSplit(entries, ctx.gross, ctx.fee);
-  const slices = r.entries.reduce((s, e) => s + e.gross, 0);
+  const split = computeSplit(entries, ctx.gross, ctx.fee);
+  const slices = split.entries.reduce((s, e) => s + e.gross, 0);
   if (slices > ctx.gross)
     return [
       {
-        code: C.GrossExceeded,
+        code: SplitErrorCodes.GrossExceeded,
         parameter: path,
         message: `The entries of ${path} add up to ${slices} cents, more than the sale's ${ctx.gross}.`,
       },
     ];
-  r.entries.forEach((e, i) => {
+  split.entries.forEach((e, i) => {
     if (e.net < 0)
       add(
-        C.FeeExceedsShare,
+        SplitErrorCodes.FeeExceedsShare,
         `${path}[${i}]`,
         `${path}[${i}] gets ${e.gross} cents, less than the ${e.fee} cents of processing fee it would pay.`,
       );
   });
-  if (r.merchant.net < 0)
+  if (split.merchant.net < 0)
     add(
-      C.MerchantNetNegative,
+      SplitErrorCodes.MerchantNetNegative,
       path,
-      `The merchant's residual (${r.merchant.gross} cents) does not cover its ${r.merchant.fee} cents of processing fee.`,
+      `The merchant's residual (${split.merchant.gross} cents) does not cover its ${split.merchant.fee} cents of processing fee.`,
     );
   return problems;
 }

@@ -59,10 +59,10 @@ export class ReceiverController {
     @Headers('prefer') prefer: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<unknown> {
-    const env = readEnvelope(body, OPERATIONS);
-    const operation = env.operation as Operation;
-    const run = this.parse(operation, env.body, /respond-async/i.test(prefer ?? ''), idempotencyKey);
-    const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, BUDGET[operation]);
+    const envelope = readEnvelope(body, OPERATIONS);
+    const operation = envelope.operation as Operation;
+    const run = this.parse(operation, envelope.body, /respond-async/i.test(prefer ?? ''), idempotencyKey);
+    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, BUDGET[operation]);
     const result = await this.idempotency.run(merchantId, idempotencyKey, `receiver/${operation}`, body, () => run(merchantId));
     reply.status(result.status);
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');

@@ -51,9 +51,9 @@ export class TokensController {
     @Headers('idempotency-key') key: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<unknown> {
-    const env = readEnvelope(body, TOKEN_ADD_OPERATIONS);
-    const input = parseTokenAdd(env.body);
-    const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, 'writes');
+    const envelope = readEnvelope(body, TOKEN_ADD_OPERATIONS);
+    const input = parseTokenAdd(envelope.body);
+    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, 'writes');
     return this.answer(
       reply,
       await this.idempotency.run(merchantId, key, 'token/add', body, async () => ({
@@ -75,9 +75,9 @@ export class TokensController {
     @Headers('idempotency-key') key: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<unknown> {
-    const env = readEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
-    const token = parseTokenRetrieve(env.body);
-    const merchantId = await this.auth.admit(env.merchantId, env.merchantKey, 'reads');
+    const envelope = readEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
+    const token = parseTokenRetrieve(envelope.body);
+    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, 'reads');
     return this.answer(
       reply,
       await this.idempotency.run(merchantId, key, 'token/retrieve', body, async () => ({
