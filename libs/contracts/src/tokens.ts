@@ -38,10 +38,20 @@ export interface TokenView {
   token: string;
   /** The masked card number, first 6 + '******' + last 4 (the wire's `BIN` field). */
   maskedNumber: string;
+  /**
+   * The same value under the field's previous name. A tokenizer sends both and an api reads either,
+   * so an api and a tokenizer one release apart (a rolling deploy) still agree; drop it next release.
+   */
+  bin?: string;
   holder: string;
   expMonth: number;
   expYear: number;
   brand: string;
   createdAt: number; // unix seconds
   billing: Billing | null;
+}
+
+/** The masked number of a token view, from a tokenizer of this release or of the previous one. */
+export function maskedNumberOf(view: Pick<TokenView, 'maskedNumber' | 'bin'>): string {
+  return view.maskedNumber ?? view.bin;
 }

@@ -6,6 +6,7 @@ import {
   CaptureRequest,
   DomainError,
   ErrorCodes,
+  maskedNumberOf,
   Patterns,
   SaleInput,
   SettlementTerms,
@@ -63,7 +64,7 @@ export class ReceiverService {
     // token is a 404 here, before anything is recorded).
     const known = card
       ? { brand: detectBrand(card.cardNumber) ?? '', masked: maskPan(card.cardNumber) }
-      : await this.tokens.retrieve(merchantId, input.payment.tokenCard!).then((t) => ({ brand: t.brand, masked: t.maskedNumber }));
+      : await this.tokens.retrieve(merchantId, input.payment.tokenCard!).then((t) => ({ brand: t.brand, masked: maskedNumberOf(t) }));
     const terms = await this.terms.termsFor(merchantId, input, known.brand);
     const pending = await this.transactions.insertPending({
       id,

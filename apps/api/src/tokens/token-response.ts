@@ -1,10 +1,10 @@
-import { TokenView } from '@app/contracts';
+import { maskedNumberOf, TokenView } from '@app/contracts';
 
 /** WIRE.md 2: the TokenResponse; every scalar is a string. */
 export function toTokenResponse(v: TokenView) {
   return {
     TokenCard: v.token,
-    BIN: v.maskedNumber,
+    BIN: maskedNumberOf(v),
     CardHolder: v.holder,
     Month: String(v.expMonth).padStart(2, '0'),
     Year: String(v.expYear),

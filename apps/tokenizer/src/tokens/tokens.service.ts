@@ -86,10 +86,11 @@ export class TokensService {
   }
 }
 
-function toView(row: TokenCardRow): TokenView {
+export function toView(row: TokenCardRow): TokenView {
   return {
     token: row.token,
     maskedNumber: row.masked,
+    bin: row.masked,
     holder: row.holder,
     expYear: row.exp_year,
     expMonth: row.exp_month,

@@ -1,0 +1,20 @@
+import type { TokenCardRow } from '@app/vault-store';
+import { toView } from './tokens.service';
+
+describe('toView', () => {
+  it('sends the masked number under both its names, so an api one release behind still renders BIN', () => {
+    const row = {
+      token: 't',
+      masked: '411111******1111',
+      holder: 'A',
+      exp_year: 2030,
+      exp_month: 1,
+      brand: 'visa',
+      created_at: new Date(0),
+      billing: null,
+    };
+    const view = toView(row as unknown as TokenCardRow);
+    expect(view.maskedNumber).toBe('411111******1111');
+    expect(view.bin).toBe('411111******1111');
+  });
+});
