@@ -247,8 +247,8 @@ interface DevOperator {
 /**
  * The developer's admin operator: bootstrapped on a fresh database (operator:create without a
  * token), its token saved next to the sandbox merchant and passed as GATEWAY_OPERATOR_TOKEN to
- * the CLI calls of this script (never to the apps, which do not need it). Kept while it is active; with an active admin but no usable saved token,
- * the developer's own GATEWAY_OPERATOR_TOKEN (if any) is what the CLI uses.
+ * the CLI calls of this script (never to the apps, which do not need it). Kept while it is active;
+ * with an active admin but no usable saved token, the developer's own GATEWAY_OPERATOR_TOKEN (if any) is what the CLI uses.
  */
 async function ensureDevOperator(root: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<DevOperator | undefined> {
   const file = join(dataDir, 'dev-operator.json');

@@ -10,8 +10,8 @@ import { fromDomainError, internal, unavailable, wireError, WireError } from './
 
 /**
  * The only place that turns failures into HTTP. Anything unexpected becomes a plain 500 whose
- * body says nothing about the cause (the log has its type, code and scrubbed message: the loggers' `err` serializer is safeError); a dependency that is down is a
- * 503, never a 500.
+ * body says nothing about the cause (the log has its type, code and scrubbed message: the loggers'
+ * `err` serializer is safeError); a dependency that is down is a 503, never a 500.
  */
 @Catch()
 export class HttpExceptionFilter implements ExceptionFilter {

@@ -155,7 +155,10 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** Takes the next lease of the merchant's budget from Redis (or the in-process fallback), or records the refusal until its window ends. */
+  /**
+   * Takes the next lease of the merchant's budget from Redis (or the in-process fallback), or records
+   * the refusal until its window ends.
+   */
   private async lease(key: string, merchantId: string, budget: Budget, perS: number): Promise<void> {
     const size = Math.max(1, Math.floor(perS / LEASES_PER_S));
     try {

@@ -4,7 +4,10 @@ import { generateKeySpec, Keyring, parseKeyring } from '@app/vault/keyring';
 import { CliConfig } from '../config/cli.config';
 import { CliError } from '../output';
 
-/** The keyrings the CLI reads (key-encryption keys, and the fingerprint keys it re-keys under), and the letter their generated key ids start with. */
+/**
+ * The keyrings the CLI reads (key-encryption keys, and the fingerprint keys it re-keys under), and
+ * the letter their generated key ids start with.
+ */
 export const KEYRINGS = { VAULT_KEKS: 'k', SECRETS_KEKS: 's', FINGERPRINT_KEYS: 'f' } as const;
 export type KeyringVariable = keyof typeof KEYRINGS;
 
