@@ -111,7 +111,7 @@ export async function probeRedis(url: string): Promise<Probe> {
   redis.on('error', () => undefined);
   try {
     await redis.connect();
-    const pong = await redis.ping();
+    const pong: string = await redis.ping();
     return pong === 'PONG' ? { ok: true } : { ok: false, portOpen, error: `PING answered ${pong}` };
   } catch (e) {
     return { ok: false, portOpen, error: (e as Error).message };

@@ -78,7 +78,7 @@ export function redisPing(port: number, host = '127.0.0.1', timeoutMs = 1000): P
     socket.setTimeout(timeoutMs, () => done(false));
     socket.once('connect', () => socket.write('PING\r\n'));
     socket.on('data', (d) => {
-      reply += d;
+      reply += d.toString();
       if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
     });
     socket.once('error', () => done(false));

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { createDatabaseIfMissing, databaseName, dropDatabase, withDatabase } from '../../scripts/lib/database';
 import { migrateEntry, repoRoot, runNode } from '../../scripts/lib/processes';
@@ -95,7 +96,7 @@ describe('operators and the audit trail', () => {
       async (db) =>
         (await db.query(`SELECT encode(token_hash, 'hex') AS h FROM operators WHERE name = $1`, [`viewer-${suffix}`])).rows[0].h,
     );
-    expect(stored).toBe(require('node:crypto').createHash('sha256').update(tokens.viewer).digest('hex'));
+    expect(stored).toBe(createHash('sha256').update(tokens.viewer).digest('hex'));
     const listed = await runCli<Array<Record<string, unknown>>>(['operator:list']);
     const text = JSON.stringify(listed);
     expect(text).not.toContain(stored);
@@ -259,7 +260,7 @@ describe('operators and the audit trail', () => {
 
   it('no app process carries the admin token the suites run the CLI with', async () => {
     expect(adminToken).toMatch(/^op_/);
-    const environ = require('node:fs').readFileSync(`/proc/${api.pid}/environ`, 'utf8') as string;
+    const environ = readFileSync(`/proc/${api.pid}/environ`, 'utf8');
     expect(environ).toContain('DATABASE_URL=');
     expect(environ).not.toContain('GATEWAY_OPERATOR_TOKEN');
     expect(environ).not.toContain(adminToken);

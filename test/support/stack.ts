@@ -101,7 +101,7 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
     url: app.url,
     logFile,
     exited: app.exited,
-    isRunning: app.isRunning,
+    isRunning: () => app.isRunning(),
     log: () => readFileSync(logFile, 'utf8'),
     waitForLog: (pattern, timeoutMs = 10_000) =>
       eventually(
@@ -160,7 +160,7 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
   const started = await Promise.allSettled(APP_NAMES.map((name) => startApp(name, envOf(name), { readyTimeoutMs: opts.readyTimeoutMs })));
   const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed.length) {
-    await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    await Promise.all(started.flatMap((r) => (r.status === 'fulfilled' ? [r.value.stop()] : [])));
     throw failed[0].reason;
   }
   const apps = Object.fromEntries(

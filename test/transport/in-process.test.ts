@@ -33,6 +33,7 @@ describe('BullMQ transport (real Redis)', () => {
     );
     server.addHandler(
       'fail',
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a domain failure reaches the transport as a plain RemoteErrorPayload, which is what this handler stands for
       handler(async () => Promise.reject({ kind: 'not_found', code: '040', message: 'Token not found.', parameter: 'token' })),
     );
     server.addHandler(
@@ -51,7 +52,12 @@ describe('BullMQ transport (real Redis)', () => {
       }),
       true,
     );
-    await new Promise<void>((resolve, reject) => server.listen((err?: unknown) => (err ? reject(err) : resolve())));
+    // listen() reports every failure through its callback; its own promise only says it returned.
+    await new Promise<void>((resolve, reject) => {
+      void server.listen((err?: unknown) =>
+        err ? reject(err instanceof Error ? err : new Error('listen failed', { cause: err })) : resolve(),
+      );
+    });
     client = new BullMqClient({
       connection: redisUrl,
       prefix,
@@ -130,7 +136,7 @@ describe('BullMQ transport (real Redis)', () => {
       'echo',
       handler(async () => 1),
     );
-    const err = await new Promise<unknown>((resolve) => incomplete.listen((e?: unknown) => resolve(e)));
+    const err = await new Promise<unknown>((resolve) => void incomplete.listen((e?: unknown) => resolve(e)));
     expect(String(err)).toContain('no handler for pattern(s): token.add');
     await incomplete.close();
   });

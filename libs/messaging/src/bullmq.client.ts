@@ -1,4 +1,4 @@
-import { ClientProxy, ReadPacket, WritePacket } from '@nestjs/microservices';
+import { ClientProxy, MsPattern, ReadPacket, WritePacket } from '@nestjs/microservices';
 import { JobsOptions, Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -88,7 +88,7 @@ export class BullMqClient extends ClientProxy {
   }
 
   protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
-    const pattern = this.normalizePattern(packet.pattern);
+    const pattern = this.normalizePattern(packet.pattern as MsPattern);
     const jobId = jobIdOf(packet.data) ?? randomUUID();
     const timer = setTimeout(() => {
       if (this.pending.delete(jobId)) callback({ err: new ReplyTimeoutError(pattern, this.replyTimeoutMs), isDisposed: true });
@@ -111,7 +111,7 @@ export class BullMqClient extends ClientProxy {
   }
 
   protected async dispatchEvent<T = unknown>(packet: ReadPacket): Promise<T> {
-    const pattern = this.normalizePattern(packet.pattern);
+    const pattern = this.normalizePattern(packet.pattern as MsPattern);
     const envelope: JobEnvelope = { p: packet.data, c: currentCorrelationId() };
     const opts: JobsOptions = {
       attempts: 10,

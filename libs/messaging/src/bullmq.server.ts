@@ -19,6 +19,9 @@ export interface BullMqServerOptions {
   defaultConcurrency?: number;
 }
 
+/** Nest types message handlers `any` in and out; this transport only passes their input and result on, so `unknown` is enough. */
+type JobHandler = MessageHandler<unknown, BullMqContext, unknown>;
+
 const INTERNAL: RemoteErrorPayload = {
   kind: 'unavailable',
   code: '503',
@@ -44,7 +47,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       const base = redisOptionsFromUrl(this.options.connection);
       this.publisher = new Redis({ ...base, enableAutoPipelining: true });
       this.publisher.on('error', () => undefined);
-      for (const [pattern, handler] of this.messageHandlers) {
+      for (const [pattern, handler] of this.messageHandlers as Map<string, JobHandler>) {
         const worker = new Worker(pattern, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
           connection: base as ConnectionOptions,
           prefix: this.options.prefix ?? 'gw',
@@ -55,7 +58,9 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
           stalledInterval: 15_000,
           maxStalledCount: 2,
         });
-        worker.on('error', (e) => this.logger.error(`worker ${pattern}: ${safeErrorText(e)}`));
+        worker.on('error', (e) => {
+          this.logger.error(`worker ${pattern}: ${safeErrorText(e)}`);
+        });
         this.workers.push(worker);
       }
       await Promise.all(this.workers.map((w) => w.waitUntilReady()));
@@ -80,7 +85,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
     return this.workers as T;
   }
 
-  private process(pattern: string, handler: MessageHandler, job: Job<JobEnvelope>): Promise<unknown> {
+  private process(pattern: string, handler: JobHandler, job: Job<JobEnvelope>): Promise<unknown> {
     const context = new BullMqContext([job, pattern]);
     return runWithCorrelationId(job.data.c, async () => {
       this.logger.debug?.(`job ${pattern} ${job.id} attempt ${job.attemptsMade + 1}`);
@@ -108,7 +113,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
    * A request always completes with an answer: a domain failure is an answer too, and retrying
    * it would not change it (and the caller has stopped waiting by the time a retry ran).
    */
-  private async answer(handler: MessageHandler, job: Job<JobEnvelope>, context: BullMqContext): Promise<ReplyMessage> {
+  private async answer(handler: JobHandler, job: Job<JobEnvelope>, context: BullMqContext): Promise<ReplyMessage> {
     try {
       const ok = await lastValueFrom(this.transformToObservable(await handler(job.data.p, context)), { defaultValue: undefined });
       return { id: job.id!, ok };

@@ -1,3 +1,4 @@
+import { errorCodeOf } from '@app/platform/safe-error';
 import DataLoader from 'dataloader';
 
 export interface StatementBatcherOptions {
@@ -43,7 +44,7 @@ export function statementBatcher<K, V>(
       try {
         return await run(items);
       } catch (e) {
-        if (items.length === 1 || !ITEM_SPECIFIC.test(String((e as { code?: unknown }).code ?? ''))) throw e;
+        if (items.length === 1 || !ITEM_SPECIFIC.test(errorCodeOf(e, ''))) throw e;
         const out: (V | Error)[] = [];
         for (const item of items)
           out.push(
@@ -95,7 +96,10 @@ export function distinctGroups<T>(items: readonly T[], key: (item: T) => string)
   const repeats: T[][] = [];
   for (const item of items) {
     if (seen.has(key(item))) repeats.push([item]);
-    else (seen.add(key(item)), first.push(item));
+    else {
+      seen.add(key(item));
+      first.push(item);
+    }
   }
   return [first, ...repeats];
 }

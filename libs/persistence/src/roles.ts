@@ -275,8 +275,13 @@ function columnList(columns: Columns): string {
 
 const roleList = (): string => GATEWAY_ROLES.map(quoteIdent).join(', ');
 
+/** A query's rows as the caller's row type (Queryable answers `any`); the call is passed on as it is. */
+async function rowsOf<R>(q: Queryable, ...query: [sql: string, params?: unknown[]]): Promise<R[]> {
+  return (await q.query(...query)) as R[];
+}
+
 async function currentDatabase(q: Queryable): Promise<string> {
-  const rows: { db: string }[] = await q.query('SELECT current_database() AS db');
+  const rows = await rowsOf<{ db: string }>(q, 'SELECT current_database() AS db');
   return rows[0].db;
 }
 
@@ -293,7 +298,8 @@ export async function createRoles(q: Queryable): Promise<void> {
     END $$`);
     // A role that existed before with more power than it needs is brought back to LOGIN only
     // (only then: altering a shared role from concurrent migrations could collide).
-    const [r]: { ok: boolean }[] = await q.query(
+    const [r] = await rowsOf<{ ok: boolean }>(
+      q,
       `SELECT rolcanlogin AND NOT rolsuper AND NOT rolcreatedb AND NOT rolcreaterole AND NOT rolreplication AND NOT rolbypassrls AS ok FROM pg_roles WHERE rolname = $1`,
       [role],
     );
@@ -333,7 +339,8 @@ export async function applyRoleGrants(q: Queryable): Promise<void> {
       if (p.insert) {
         await q.query(`GRANT INSERT${columnList(p.insert)} ON ${t} TO ${r}`);
         // The sequences behind the table's serial columns: an INSERT takes their next value.
-        const seqs: { seq: string }[] = await q.query(
+        const seqs = await rowsOf<{ seq: string }>(
+          q,
           `SELECT s.oid::regclass::text AS seq FROM pg_depend d JOIN pg_class s ON s.oid = d.objid
            WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.refobjid = $1::regclass AND s.relkind = 'S'`,
           [t],
@@ -350,7 +357,9 @@ export async function applyRoleGrants(q: Queryable): Promise<void> {
 export async function applyRoleTimeouts(q: Queryable): Promise<void> {
   const db = quoteIdent(await currentDatabase(q));
   for (const role of GATEWAY_ROLES) {
-    for (const [setting, value] of Object.entries(ROLE_TIMEOUTS[role])) {
+    const timeouts = ROLE_TIMEOUTS[role];
+    for (const setting of Object.keys(timeouts) as (keyof RoleTimeouts)[]) {
+      const value = timeouts[setting];
       await q.query(`ALTER ROLE ${quoteIdent(role)} IN DATABASE ${db} SET ${setting} = '${value.replace(/'/g, "''")}'`);
     }
   }
@@ -372,7 +381,7 @@ export async function removeRoles(q: Queryable): Promise<GatewayRole[]> {
       EXCEPTION WHEN dependent_objects_still_exist OR object_in_use THEN
         RAISE NOTICE 'role ${role} is still used by another database: left in place';
       END $$`);
-    const [r]: { kept: boolean }[] = await q.query('SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS kept', [role]);
+    const [r] = await rowsOf<{ kept: boolean }>(q, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS kept', [role]);
     if (r.kept) kept.push(role);
   }
   return kept;
@@ -414,7 +423,8 @@ export interface DatabaseIdentity {
 }
 
 export async function databaseIdentity(q: Queryable): Promise<DatabaseIdentity> {
-  const [r]: { user: string; superuser: boolean; owns_tables: boolean }[] = await q.query(
+  const [r] = await rowsOf<{ user: string; superuser: boolean; owns_tables: boolean }>(
+    q,
     `SELECT current_user AS user, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser,
        EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = ANY($1::text[]) AND pg_has_role(tableowner, 'MEMBER')) AS owns_tables`,
     [GATEWAY_SCHEMAS],

@@ -1,3 +1,5 @@
+import { errorCodeOf } from './safe-error';
+
 /**
  * The one table of failures that mean "a dependency is unavailable, retry" (HTTP 503), never a
  * bug: the database or the queue is unreachable, or Postgres gave up on a statement because one
@@ -39,7 +41,7 @@ const CONNECTION_ERROR_NAMES = new Set(['QueryRunnerProviderAlreadyReleasedError
 
 /** Why `e` means a dependency is unavailable (a short name to log), or undefined when it does not. */
 export function unavailabilityOf(e: unknown): string | undefined {
-  const code = String((e as { code?: unknown })?.code ?? '');
+  const code = errorCodeOf(e, '');
   if (POSTGRES_CANCELLED[code]) return POSTGRES_CANCELLED[code];
   if (
     CONNECTION_CODES.has(code) ||

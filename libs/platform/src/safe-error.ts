@@ -72,6 +72,15 @@ interface ErrorLike {
   column?: unknown;
 }
 
+/**
+ * The `code` of anything thrown (pg SQLSTATEs and Node/ioredis codes are strings), as text for a
+ * log line or a lookup, or `fallback` when there is none (or it is not a string or a number).
+ */
+export function errorCodeOf(thrown: unknown, fallback: string): string {
+  const code = thrown !== null && typeof thrown === 'object' ? (thrown as { code?: unknown }).code : undefined;
+  return typeof code === 'string' || typeof code === 'number' ? String(code) : fallback;
+}
+
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
 function isDatabaseError(e: ErrorLike): boolean {
@@ -99,7 +108,7 @@ export function safeError(thrown: unknown, depth = 0): SafeError {
   // TypeORM wraps the driver's error: its code, constraint and table are on driverError.
   const driver = (e.driverError && typeof e.driverError === 'object' ? e.driverError : e) as ErrorLike;
   const database = isDatabaseError(driver);
-  const type = str(e.name) ?? str((thrown as object).constructor?.name) ?? 'Error';
+  const type = str(e.name) ?? str(thrown.constructor?.name) ?? 'Error';
   const message = cleanMessage(str(e.message) ?? '', database);
   const out: SafeError = { type, message };
   const code = typeof driver.code === 'string' || typeof driver.code === 'number' ? String(driver.code) : undefined;

@@ -23,6 +23,7 @@ export function drainOnSignals(app: INestApplication, logger: LoggerService, dra
       process.exit(1);
     }
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // stop() catches what drain() and close() throw itself; `void` only tells the listener not to wait.
+  process.once('SIGTERM', (signal) => void stop(signal));
+  process.once('SIGINT', (signal) => void stop(signal));
 }

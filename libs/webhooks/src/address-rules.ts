@@ -85,7 +85,7 @@ export function ipv6Bytes(address: string): number[] | undefined {
   const [head, tail] = a.includes('::') ? a.split('::') : [a, undefined];
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = [...left, ...Array(tail === undefined ? 0 : 8 - left.length - right.length).fill('0'), ...right].map((g) =>
+  const groups = [...left, ...Array<string>(tail === undefined ? 0 : 8 - left.length - right.length).fill('0'), ...right].map((g) =>
     parseInt(g, 16),
   );
   return groups.flatMap((g) => [g >> 8, g & 0xff]);

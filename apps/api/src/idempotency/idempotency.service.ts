@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHmac } from 'node:crypto';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { IdempotencyKeysRepository } from '@app/persistence';
-import { unavailabilityOf } from '@app/platform';
+import { errorCodeOf, unavailabilityOf } from '@app/platform';
 import { ApiConfig } from '../config/api.config';
 
 export interface StoredResponse {
@@ -63,9 +63,7 @@ export class IdempotencyService {
       // The work is done and recorded (a statement or lock timeout, or Postgres gone, hit only the
       // stored answer): its answer is the truth. The key stays claimed without an answer, so a
       // repeat is refused (409, "still being processed") instead of running the work twice.
-      this.logger.warn(
-        `idempotent answer not stored: ${unavailabilityOf(e) ?? 'unexpected error'} (code ${String((e as { code?: unknown }).code ?? 'none')})`,
-      );
+      this.logger.warn(`idempotent answer not stored: ${unavailabilityOf(e) ?? 'unexpected error'} (code ${errorCodeOf(e, 'none')})`);
     }
     return { ...result, replayed: false };
   }

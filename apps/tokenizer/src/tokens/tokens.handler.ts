@@ -1,7 +1,7 @@
 import { Controller, Logger } from '@nestjs/common';
 import { MessagePattern, Payload, RpcException } from '@nestjs/microservices';
 import { DomainError, ErrorCodes, Patterns, ReplyOf, RequestOf } from '@app/contracts';
-import { unavailabilityOf } from '@app/platform';
+import { errorCodeOf, unavailabilityOf } from '@app/platform';
 import { TokensService } from './tokens.service';
 
 /** Thin: map the message to one use case; domain failures go back as structured replies. */
@@ -36,7 +36,7 @@ export async function asReply<T>(fn: () => Promise<T>): Promise<T> {
     if (e instanceof DomainError) throw new RpcException(e.toPayload());
     const cause = unavailabilityOf(e);
     if (cause) {
-      replies.warn(`dependency unavailable: ${cause} (${String((e as { code?: unknown }).code ?? 'no code')})`);
+      replies.warn(`dependency unavailable: ${cause} (${errorCodeOf(e, 'no code')})`);
       throw new RpcException(
         new DomainError('unavailable', ErrorCodes.ServiceUnavailable, 'The database did not answer in time; retry later.').toPayload(),
       );

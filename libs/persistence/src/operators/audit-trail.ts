@@ -98,7 +98,7 @@ export class AuditTrail {
       const outcome: AuditOutcome = refused ? 'refused' : 'failed';
       try {
         const ended = { ...s, ...late?.() };
-        if (refused) ended.detail = { ...ended.detail, reason: (e as Error).message };
+        if (refused) ended.detail = { ...ended.detail, reason: e.message };
         await this.append(ended, outcome, { errorClass: refused ? undefined : errorClassOf(e), attemptId });
       } catch (auditError) {
         throw new AuditUnavailableError(`${(e as Error).message}; and ${(auditError as Error).message}`);

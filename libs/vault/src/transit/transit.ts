@@ -28,7 +28,7 @@ const keyObjects = new WeakMap<Keyring, Map<string, KeyObject>>();
 
 function keyFor(keyring: Keyring, kid: string): KeyObject | undefined {
   let cache = keyObjects.get(keyring);
-  if (!cache) keyObjects.set(keyring, (cache = new Map()));
+  if (!cache) keyObjects.set(keyring, (cache = new Map<string, KeyObject>()));
   let key = cache.get(kid);
   if (!key) {
     const raw = keyring.get(kid);

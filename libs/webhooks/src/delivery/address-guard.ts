@@ -47,7 +47,7 @@ type Resolver = (
  * later (DNS rebinding) is still refused, and an answer that mixes public and forbidden addresses
  * is refused whole (a client falling back to the next address must not reach the forbidden one).
  */
-export function guardedLookup(allow: BlockList, resolve: Resolver = dnsLookup as unknown as Resolver) {
+export function guardedLookup(allow: BlockList, resolve: Resolver = dnsLookup) {
   return (hostname: string, options: object, callback: LookupCallback): void => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
