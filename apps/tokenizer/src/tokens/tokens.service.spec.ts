@@ -3,7 +3,7 @@ import { toView } from './tokens.service';
 
 describe('toView', () => {
   it('sends the masked number under both its names, so an api one release behind still renders BIN', () => {
-    const row = {
+    const row: TokenCardRow = {
       token: 't',
       masked: '411111******1111',
       holder: 'A',
@@ -13,7 +13,7 @@ describe('toView', () => {
       created_at: new Date(0),
       billing: null,
     };
-    const view = toView(row as unknown as TokenCardRow);
+    const view = toView(row);
     expect(view.maskedNumber).toBe('411111******1111');
     expect(view.bin).toBe('411111******1111');
   });

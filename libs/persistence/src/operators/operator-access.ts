@@ -75,7 +75,8 @@ const cut = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` :
  * (scrubCardNumbers: 13 to 19 digits passing Luhn, grouped by spaces or dashes or not, so
  * `4111 1111 1111 1111` pasted into an option or a URL goes too), credentials removed (see
  * CREDENTIAL), and NUL, which Postgres refuses in text and jsonb, replaced by U+FFFD: a NUL in a
- * URL parameter or an option must be recorded, not make the trail look unavailable (a 503 for bad input, the action refused as unrecordable).
+ * URL parameter or an option must be recorded, not make the trail look unavailable (a 503 for bad
+ * input, the action refused as unrecordable).
  */
 export function maskCardLike(s: string): string {
   return scrubCardNumbers(s)
