@@ -87,6 +87,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     payables: { select: 'all' },
     deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'] },
     delivery_attempts: { select: 'all' },
+    // Read by the console's listener page (issue 16); enabling and disabling is the operator's.
+    listeners: { select: 'all' },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -145,24 +147,51 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     },
     payables: { insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'] },
   },
-  // Webhooks: creates deliveries, claims and finishes attempts, sweeps overdue ones, and reads the
-  // merchant's signing secrets (nothing else of the merchant).
+  // Webhooks: creates deliveries, claims and finishes attempts, sweeps overdue ones, reads the
+  // merchant's signing secrets (and its public id, for the audit trail), keeps listener health,
+  // disables a listener that keeps failing and records that in the audit trail.
   gateway_notifier: {
     merchants: {
-      select: ['id', 'webhook_secrets_kek_id', 'webhook_secret_sealed', 'previous_webhook_secret_sealed', 'previous_secret_expires_at'],
+      select: [
+        'id',
+        'public_id',
+        'webhook_secrets_kek_id',
+        'webhook_secret_sealed',
+        'previous_webhook_secret_sealed',
+        'previous_secret_expires_at',
+      ],
     },
     deliveries: {
       select: 'all',
-      insert: ['id', 'merchant_id', 'transaction_id', 'status_version', 'event', 'url', 'body', 'status', 'attempts'],
+      insert: ['id', 'merchant_id', 'transaction_id', 'status_version', 'event', 'url', 'origin', 'body', 'status', 'attempts'],
       update: ['status', 'attempts', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
     },
     delivery_attempts: { insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body'] },
+    listeners: {
+      select: 'all',
+      insert: ['merchant_id', 'origin', 'failing_since', 'last_success_at', 'last_failure_at', 'consecutive_failures'],
+      update: [
+        'failing_since',
+        'last_success_at',
+        'last_failure_at',
+        'consecutive_failures',
+        'state',
+        'disabled_at',
+        'disabled_by',
+        'updated_at',
+      ],
+    },
+    audit_events: {
+      select: ['id'],
+      insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'],
+    },
   },
   // The operator CLI: merchants and their keys and webhook secrets, recipients, fee plans,
   // chargebacks (which lock the transaction and its settlement), ledger reports, acquirer
-  // reconciliation, webhook listing and replays, operators and the audit trail, the webhook-secret
-  // key rotation, and the vault passes: the key rotation rewraps data keys and the re-fingerprinting
-  // pass opens each card to fingerprint it again (never the holder or billing).
+  // reconciliation, webhook listing and replays, listeners disabled and enabled (held deliveries
+  // released), operators and the audit trail, the webhook-secret key rotation, and the vault
+  // passes: the key rotation rewraps data keys and the re-fingerprinting pass opens each card to
+  // fingerprint it again (never the holder or billing).
   gateway_operator: {
     merchants: {
       select: 'all',
@@ -211,6 +240,11 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     chargebacks: { select: 'all', insert: ['transaction_id', 'chargeback_id', 'amount'] },
     sandbox_calls: { select: 'all' },
     deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'] },
+    listeners: {
+      select: 'all',
+      insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
+      update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
+    },
   },
 };
 
