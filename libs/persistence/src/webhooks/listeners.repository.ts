@@ -128,11 +128,22 @@ export class ListenersRepository {
     return rows.length === 1;
   }
 
-  list(merchantId: string, state?: ListenerState): Promise<ListenerRow[]> {
-    return this.db.query(`SELECT * FROM listeners WHERE merchant_id = $1 AND ($2::text IS NULL OR state = $2) ORDER BY origin`, [
-      merchantId,
-      state ?? null,
-    ]);
+  /** A merchant's listeners, each with how many of its deliveries are held. */
+  list(merchantId: string, state?: ListenerState): Promise<(ListenerRow & { held: number })[]> {
+    return this.db.query(
+      `SELECT l.*, (SELECT count(*) FROM deliveries d WHERE d.merchant_id = l.merchant_id AND d.origin = l.origin AND d.status = 'held')::int AS held
+       FROM listeners l WHERE l.merchant_id = $1 AND ($2::text IS NULL OR l.state = $2) ORDER BY l.origin`,
+      [merchantId, state ?? null],
+    );
+  }
+
+  /** How many deliveries of this listener are held. */
+  async heldCount(merchantId: string, origin: string): Promise<number> {
+    const rows: { n: number }[] = await this.db.query(
+      `SELECT count(*)::int AS n FROM deliveries WHERE merchant_id = $1 AND origin = $2 AND status = 'held'`,
+      [merchantId, origin],
+    );
+    return rows[0].n;
   }
 
   async find(merchantId: string, origin: string): Promise<ListenerRow | undefined> {
