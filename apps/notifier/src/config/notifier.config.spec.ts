@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { loadNotifierConfig, parseDurationMs } from './notifier.config';
 
-describe('notifier config: WEBHOOK_ALLOW_NETWORKS', () => {
-  // Every variable the notifier needs, so that only the allowlist decides.
-  const base = {
-    DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
-    REDIS_URL: 'redis://127.0.0.1:6379',
-    SECRETS_KEKS: `s1:${randomBytes(32).toString('base64')}`,
-  };
+// Every variable the notifier needs, so that only the variable under test decides.
+const base = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  SECRETS_KEKS: `s1:${randomBytes(32).toString('base64')}`,
+};
 
+describe('notifier config: WEBHOOK_ALLOW_NETWORKS', () => {
   it('accepts loopback outside production (tests, local development)', () => {
     for (const NODE_ENV of ['development', 'test']) {
       expect(
@@ -26,12 +26,6 @@ describe('notifier config: WEBHOOK_ALLOW_NETWORKS', () => {
 });
 
 describe('notifier config: LISTENER_DISABLE_AFTER', () => {
-  const base = {
-    DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
-    REDIS_URL: 'redis://127.0.0.1:6379',
-    SECRETS_KEKS: `s1:${randomBytes(32).toString('base64')}`,
-  };
-
   it('defaults to 5 days and reads a duration with its unit', () => {
     expect(loadNotifierConfig(base).listenerDisableAfterMs).toBe(5 * 86_400_000);
     expect(loadNotifierConfig({ ...base, LISTENER_DISABLE_AFTER: '36h' }).listenerDisableAfterMs).toBe(36 * 3_600_000);
