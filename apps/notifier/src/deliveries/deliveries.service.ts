@@ -34,7 +34,7 @@ export class DeliveriesService {
         statusVersion: e.statusVersion,
         event: 'transaction.status_changed',
         url,
-        origin: listenerOrigin(url),
+        origin: originOf(url),
         body,
       },
       true,
@@ -45,5 +45,14 @@ export class DeliveriesService {
     if (delivery.status === 'held') return;
     if (created) await this.worker.deliverNow(delivery, true);
     else if (delivery.status === 'pending' || delivery.status === 'sending') await this.worker.deliverNow(delivery);
+  }
+}
+
+/** The listener of a delivery URL; the api accepts only http(s) URLs, so null is for an event from elsewhere. */
+function originOf(url: string): string | null {
+  try {
+    return listenerOrigin(url);
+  } catch {
+    return null;
   }
 }

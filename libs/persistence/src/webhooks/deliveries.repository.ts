@@ -50,8 +50,8 @@ export interface NewDelivery {
   statusVersion: number;
   event: string;
   url: string;
-  /** The listener's origin (listenerOrigin of `url`). */
-  origin: string;
+  /** The listener's origin (listenerOrigin of `url`); null: never held (a URL without one). */
+  origin: string | null;
   body: string;
 }
 
