@@ -141,7 +141,8 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
     failing = false;
     const heard = listener.at('/hook').length;
     const later = [await sale(url), await sale(url), await sale(url)];
-    for (const id of later) expect(await deliveryOf(id)).toMatchObject({ status: 'held', attempts: 0, origin: origin() });
+    // The notifier creates a delivery after the sale's answer (outbox, queue): wait for each.
+    for (const id of later) expect(await eventually(() => deliveryOf(id))).toMatchObject({ status: 'held', attempts: 0, origin: origin() });
     await sleep(1_500);
     expect(listener.at('/hook').length).toBe(heard);
     // The merchant's report reads transactions: unaffected.
@@ -203,7 +204,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
 
     const heard = listener.at('/hook').length;
     const held = await sale(url);
-    expect(await deliveryOf(held)).toMatchObject({ status: 'held', attempts: 0 });
+    expect(await eventually(() => deliveryOf(held))).toMatchObject({ status: 'held', attempts: 0 });
 
     const on = await as(tokens.operator, ['listener:enable', '--merchant', shop.merchantId, '--origin', origin()]);
     expect(on.json).toMatchObject({ state: 'enabled', released: 1 });
