@@ -159,17 +159,26 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
     expect(refused.stderr).toMatch(/may not run listener:enable: it needs the operator role/);
     expect((await listenerRow()).state).toBe('disabled');
 
+    // The release order: the deliveries' (created_at, id), which is the order the notifier created them in.
+    const heldOrder: string[] = (
+      await db.query(`SELECT transaction_id FROM deliveries WHERE merchant_id = $1 AND status = 'held' ORDER BY created_at, id`, [
+        shop.internalId,
+      ])
+    ).rows.map((r) => r.transaction_id);
+    expect([...heldOrder].sort()).toEqual([first, ...later].map((id) => id.toLowerCase()).sort());
+    expect(heldOrder[0]).toBe(first.toLowerCase());
+
     const enabled = await runCli(['listener:enable', '--merchant', shop.merchantId, '--origin', origin()]);
     expect(enabled).toEqual({ merchantId: shop.merchantId, origin: origin(), state: 'enabled', released: 4 });
     const order = await eventually(
       () => {
         const got = listener.at('/hook').slice(heard);
         expect(got).toHaveLength(4);
-        return got.map((r) => r.transactionId);
+        return got.map((r) => r.transactionId?.toLowerCase());
       },
       { timeoutMs: 30_000 },
     );
-    expect(order).toEqual([first, ...later]);
+    expect(order).toEqual(heldOrder);
     for (const id of [first, ...later])
       await eventually(async () => expect((await deliveryOf(id)).status).toBe('succeeded'), { timeoutMs: 10_000 });
     expect(await listenerRow()).toMatchObject({ state: 'enabled', disabled_by: null, failing_since: null, consecutive_failures: 0 });
