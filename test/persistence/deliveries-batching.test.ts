@@ -20,6 +20,7 @@ describe('DeliveriesRepository batching (real Postgres)', () => {
     statusVersion: 2,
     event: 'transaction.status_changed',
     url: 'http://127.0.0.1:9/hook',
+    origin: 'http://127.0.0.1:9',
     body: `{"n":"${randomUUID()}"}`,
     ...over,
   });

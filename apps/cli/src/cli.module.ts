@@ -8,6 +8,7 @@ import {
   dataSourceOptions,
   DeliveriesRepository,
   identityProblem,
+  ListenersRepository,
   OperatorsRepository,
   FeePlansRepository,
   LedgerRepository,
@@ -24,6 +25,7 @@ import {
   WebhooksListCommand,
   WebhooksReplayCommand,
 } from './webhooks/webhook.commands';
+import { ListenerDisableCommand, ListenerEnableCommand, ListenerListCommand } from './webhooks/listener.commands';
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
 import { MerchantSetLimitsCommand } from './merchants/merchant-limits.command';
@@ -106,6 +108,10 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     WebhooksListCommand,
     WebhooksReplayCommand,
     MerchantRotateWebhookSecretCommand,
+    ListenersRepository,
+    ListenerListCommand,
+    ListenerDisableCommand,
+    ListenerEnableCommand,
   ],
 })
 export class CliModule implements OnApplicationShutdown {

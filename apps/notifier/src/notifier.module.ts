@@ -1,13 +1,14 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { DeliveriesRepository, MerchantsRepository } from '@app/persistence';
+import { AuditTrail, DeliveriesRepository, ListenersRepository, MerchantsRepository } from '@app/persistence';
 import { appImports } from '@app/boot';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { NotifierConfig } from './config/notifier.config';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorker } from './deliveries/delivery.worker';
 import { DeliverySweeper } from './deliveries/delivery.sweeper';
+import { ListenerHealthRecorder } from './deliveries/listener-health.recorder';
 import { StatusChangedHandler } from './deliveries/status-changed.handler';
 
 const REDIS = Symbol('REDIS');
@@ -40,6 +41,9 @@ export class NotifierModule implements OnApplicationShutdown {
         },
         DeliveriesRepository,
         MerchantsRepository,
+        ListenersRepository,
+        AuditTrail,
+        ListenerHealthRecorder,
         DeliveriesService,
         DeliveryWorker,
         DeliverySweeper,

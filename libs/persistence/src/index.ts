@@ -16,3 +16,4 @@ export * from './operators/operators.repository';
 export * from './operators/audit-trail';
 export * from './merchants/webhook-secret-seal';
 export * from './roles';
+export * from './webhooks/listeners.repository';

@@ -2,3 +2,4 @@
 // (DNS-pinned lookups, the delivery queue, replays) is `@app/webhooks/delivery`.
 export * from './schedule';
 export * from './address-rules';
+export * from './listener-health';

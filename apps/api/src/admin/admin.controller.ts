@@ -5,7 +5,7 @@ import { DeliveriesRepository, DeliveryRow, DeliveryStatus, MerchantsRepository 
 import { replayDelivery } from '@app/webhooks/delivery';
 import { AdminQueues } from './admin-queues';
 
-const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked'];
+const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked', 'held'];
 
 /** Operator endpoints (behind an operator's token and role, checked and audited for every /admin path in admin.setup.ts). */
 @ApiExcludeController()

@@ -10,7 +10,7 @@ import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
 import { Guarded } from '../operators/guarded';
 
-const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked'];
+const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked', 'held'];
 
 /** The delivery queue, connected only when a command queues something (webhooks:replay). */
 export class DeliveryQueueRef {

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { loadNotifierConfig } from './notifier.config';
+import { loadNotifierConfig, parseDurationMs } from './notifier.config';
+
+// Every variable the notifier needs, so that only the variable under test decides.
+const base = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  SECRETS_KEKS: `s1:${randomBytes(32).toString('base64')}`,
+};
 
 describe('notifier config: WEBHOOK_ALLOW_NETWORKS', () => {
-  // Every variable the notifier needs, so that only the allowlist decides.
-  const base = {
-    DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
-    REDIS_URL: 'redis://127.0.0.1:6379',
-    SECRETS_KEKS: `s1:${randomBytes(32).toString('base64')}`,
-  };
-
   it('accepts loopback outside production (tests, local development)', () => {
     for (const NODE_ENV of ['development', 'test']) {
       expect(
@@ -22,5 +22,19 @@ describe('notifier config: WEBHOOK_ALLOW_NETWORKS', () => {
       /WEBHOOK_ALLOW_NETWORKS may not open loopback in production \(127\.0\.0\.1\/32\)/,
     );
     expect(() => loadNotifierConfig({ ...base, NODE_ENV: 'production', WEBHOOK_ALLOW_NETWORKS: '10.0.0.0/8' })).not.toThrow(/loopback/);
+  });
+});
+
+describe('notifier config: LISTENER_DISABLE_AFTER', () => {
+  it('defaults to 5 days and reads a duration with its unit', () => {
+    expect(loadNotifierConfig(base).listenerDisableAfterMs).toBe(5 * 86_400_000);
+    expect(loadNotifierConfig({ ...base, LISTENER_DISABLE_AFTER: '36h' }).listenerDisableAfterMs).toBe(36 * 3_600_000);
+    expect(loadNotifierConfig({ ...base, LISTENER_DISABLE_AFTER: '2s' }).listenerDisableAfterMs).toBe(2_000);
+    expect(parseDurationMs('X', '1500ms', 1_000, 10_000)).toBe(1_500);
+  });
+
+  it('refuses a bare number, an unknown unit or a value out of range, naming the variable', () => {
+    for (const bad of ['5', '5 days', '5w', '0s', '500ms', '400d', '-1d'])
+      expect(() => loadNotifierConfig({ ...base, LISTENER_DISABLE_AFTER: bad })).toThrow(/LISTENER_DISABLE_AFTER must be a duration/);
   });
 });

@@ -24,6 +24,22 @@ export class NotifierConfig {
   sweepGraceS: number;
   /** Opens the merchants' sealed webhook secrets (SECRETS_KEKS); never the vault's keys. */
   secrets: Keyring;
+  /** A listener failing with no success for this long is disabled (LISTENER_DISABLE_AFTER). */
+  listenerDisableAfterMs: number;
+}
+
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * A duration as `<whole number><unit>`, the unit one of ms, s, m, h, d (`5d`, `36h`, `2s`), in
+ * milliseconds, from `minMs` to `maxMs`; throws naming `name` otherwise.
+ */
+export function parseDurationMs(name: string, raw: string, minMs: number, maxMs: number): number {
+  const m = /^(\d{1,9})(ms|s|m|h|d)$/.exec(raw.trim());
+  const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : NaN;
+  if (!(ms >= minMs && ms <= maxMs))
+    throw new Error(`${name} must be a duration such as 5d, 36h or 90s, from ${minMs / 1000}s to ${maxMs / 86_400_000}d (got "${raw}")`);
+  return ms;
 }
 
 export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): NotifierConfig {
@@ -45,6 +61,10 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
     sweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000),
     sweepGraceS: r.int('WEBHOOK_SWEEP_GRACE_S', 300, 1, 86_400),
     secrets: readKeyring(r, base, 'SECRETS_KEKS'),
+    listenerDisableAfterMs:
+      r.parse('LISTENER_DISABLE_AFTER', () =>
+        parseDurationMs('LISTENER_DISABLE_AFTER', r.str('LISTENER_DISABLE_AFTER', '5d'), 1_000, 365 * 86_400_000),
+      ) ?? 5 * 86_400_000,
   };
   // Loopback is for tests and local development: a production notifier never delivers to itself.
   let loopback: string[] = [];

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toTransactionResponse, TransactionEvent } from '@app/contracts';
 import { DeliveriesRepository } from '@app/persistence';
+import { listenerOrigin } from '@app/webhooks';
 import { DeliveryWorker } from './delivery.worker';
 
 /**
@@ -33,13 +34,25 @@ export class DeliveriesService {
         statusVersion: e.statusVersion,
         event: 'transaction.status_changed',
         url,
+        origin: originOf(url),
         body,
       },
       true,
     );
     // A re-delivered event (after a crash) finds the delivery and, unless it is settled, tries
     // again with the same webhook-id; a retry job it may have queued already dedups by its id.
+    // A delivery to a disabled listener is created held: enabling the listener releases it.
+    if (delivery.status === 'held') return;
     if (created) await this.worker.deliverNow(delivery, true);
     else if (delivery.status === 'pending' || delivery.status === 'sending') await this.worker.deliverNow(delivery);
+  }
+}
+
+/** The listener of a delivery URL; the api accepts only http(s) URLs, so null is for an event from elsewhere. */
+function originOf(url: string): string | null {
+  try {
+    return listenerOrigin(url);
+  } catch {
+    return null;
   }
 }

@@ -1,12 +1,20 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
-import { DeliveriesRepository, DeliveryRow, MerchantsRepository, openWebhookSecrets, WebhookSecrets } from '@app/persistence';
+import {
+  AttemptRecord,
+  DeliveriesRepository,
+  DeliveryRow,
+  MerchantsRepository,
+  openWebhookSecrets,
+  WebhookSecrets,
+} from '@app/persistence';
 import { SecretKeyMissingError, SecretOpenError } from '@app/vault/secrets';
 import { MAX_ATTEMPTS, retryDelayMs } from '@app/webhooks';
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, WEBHOOK_BACKOFF } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
 import { attemptDuration, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
 import { HostSlots, Release } from './host-slots';
+import { ListenerHealthRecorder } from './listener-health.recorder';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { safeErrorText } from '@app/platform';
 
@@ -47,6 +55,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     private readonly merchants: MerchantsRepository,
     private readonly config: NotifierConfig,
     readonly queue: Queue,
+    private readonly health: ListenerHealthRecorder,
   ) {
     this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs);
     this.slots = new HostSlots(config.perDestination, config.slotWaitMs);
@@ -132,6 +141,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     try {
       claimed = typeof delivery === 'string' ? await this.deliveries.startAttempt(delivery) : delivery;
       if (!claimed) return { next: 'done' }; // settled meanwhile (or failed/blocked and not replayed)
+      if (claimed.status === 'held') return { next: 'done' }; // its listener is disabled: enabling it releases the delivery
       let secrets: WebhookSecrets;
       try {
         secrets = await this.secretsOf(claimed.merchant_id);
@@ -154,12 +164,31 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     return this.record(claimed, position, startedAt, result);
   }
 
+  /** Records the attempt and its listener's verdict (side by side), and decides what comes next. */
   private async record(delivery: DeliveryRow, position: number, startedAt: Date, result: SendResult): Promise<Outcome> {
-    const attempt = delivery.attempts;
     attemptDuration.observe({ error_class: result.errorClass ?? 'none' }, result.durationMs / 1000);
     const record = { startedAt, ...result };
     const describe = result.httpStatus ? `HTTP ${result.httpStatus}` : `${result.errorClass}: ${result.responseBody ?? ''}`;
+    // The listener's health counts its answers; a refused address is ours, not the listener's.
+    const noted =
+      result.errorClass === 'ssrf_blocked'
+        ? Promise.resolve()
+        : this.health.note(delivery, !result.errorClass, new Date(startedAt.getTime() + result.durationMs));
+    try {
+      return await this.settle(delivery, position, record, result, describe);
+    } finally {
+      await noted;
+    }
+  }
 
+  private async settle(
+    delivery: DeliveryRow,
+    position: number,
+    record: AttemptRecord,
+    result: SendResult,
+    describe: string,
+  ): Promise<Outcome> {
+    const attempt = delivery.attempts;
     if (!result.errorClass) {
       await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'succeeded' });
       deliveryOutcomes.inc({ outcome: 'succeeded' });

@@ -9,6 +9,12 @@ export type AuditOutcome = 'attempted' | 'ok' | 'refused' | 'failed';
 export interface AuditSubject {
   /** Undefined: nobody authenticated (an unknown token, or the first admin's bootstrap). */
   operator?: { id: string; name: string };
+  /**
+   * An automatic action's actor, when no operator acted (the notifier disabling a failing
+   * listener): recorded with no operator id and the name `system:<actor>`, which no operator can
+   * hold (operator names have no ':'), so `audit:list --operator system:notifier` finds them.
+   */
+  system?: string;
   action: string;
   target?: string;
   /** `cli <os user>@<host>`, or `http <client address>`. */
@@ -66,7 +72,7 @@ export class AuditTrail {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
         [
           s.operator?.id ?? null,
-          s.operator?.name ?? null,
+          s.operator?.name ?? (s.system ? `system:${s.system}` : null),
           s.action,
           s.target === undefined ? null : maskCardLike(s.target).slice(0, 200),
           s.origin,

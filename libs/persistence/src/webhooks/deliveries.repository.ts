@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { columns, distinctGroups, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 
-export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked';
+/** 'held': recorded while its listener is disabled, not attempted until the listener is enabled again. */
+export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked' | 'held';
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
 
 /** Where a walk through overdue deliveries stopped (they are ordered by creation, then id). */
@@ -21,6 +22,8 @@ export interface DeliveryRow {
   status_version: number;
   event: string;
   url: string;
+  /** The listener (scheme://host:port of `url`); null for deliveries created before listeners were tracked. */
+  origin: string | null;
   body: string;
   status: DeliveryStatus;
   attempts: number;
@@ -47,10 +50,12 @@ export interface NewDelivery {
   statusVersion: number;
   event: string;
   url: string;
+  /** The listener's origin (listenerOrigin of `url`); null: never held (a URL without one). */
+  origin: string | null;
   body: string;
 }
 
-const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, status, attempts, replays, next_attempt_at,
+const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, origin, status, attempts, replays, next_attempt_at,
   last_http_status, last_error, created_at, updated_at, succeeded_at`;
 
 type Created = { row: DeliveryRow; created: boolean };
@@ -81,6 +86,7 @@ export class DeliveriesRepository {
   /**
    * The delivery of this event, created now or by an earlier delivery of the same event. With
    * `claim`, a new delivery is created already claimed for its first attempt ('sending', 1).
+   * A new delivery to a disabled listener is created 'held' instead (not claimed, not attempted).
    */
   createOnce(d: NewDelivery, claim = false): Promise<Created> {
     return this.create({ ...d, claim });
@@ -109,11 +115,16 @@ export class DeliveriesRepository {
     const firsts = new Set(unique);
     const rows: (DeliveryRow & { created: boolean })[] = await this.db.query(
       `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[])
-           AS t (id, merchant_id, transaction_id, status_version, event, url, body, status, attempts)),
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[])
+           AS t (id, merchant_id, transaction_id, status_version, event, url, origin, body, status, attempts)),
+       held AS (
+         SELECT merchant_id, origin FROM listeners WHERE state = 'disabled' AND (merchant_id, origin) IN (SELECT merchant_id, origin FROM input)),
        created AS (
-         INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, body, status, attempts)
-         SELECT * FROM input ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
+         INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, origin, body, status, attempts)
+         SELECT i.id, i.merchant_id, i.transaction_id, i.status_version, i.event, i.url, i.origin, i.body,
+           CASE WHEN h.origin IS NULL THEN i.status ELSE 'held' END, CASE WHEN h.origin IS NULL THEN i.attempts ELSE 0 END
+         FROM input i LEFT JOIN held h USING (merchant_id, origin)
+         ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
        SELECT *, true AS created FROM created UNION ALL
        SELECT d.*, false AS created FROM deliveries d JOIN input i USING (transaction_id, status_version, event)`,
       columns(
@@ -124,6 +135,7 @@ export class DeliveriesRepository {
         (d) => d.statusVersion,
         (d) => d.event,
         (d) => d.url,
+        (d) => d.origin,
         (d) => d.body,
         (d) => (d.claim ? 'sending' : 'pending'),
         (d) => (d.claim ? 1 : 0),
@@ -194,13 +206,18 @@ export class DeliveriesRepository {
 
   /**
    * Claims an attempt: the delivery with its attempt number counted, or undefined when it is
-   * already settled (succeeded, failed or blocked, and not replayed). One round trip.
+   * already settled (succeeded, failed or blocked, and not replayed) or held. When its listener
+   * is disabled, the delivery is held instead of claimed (returned with status 'held', no attempt
+   * counted): a retry never reaches a disabled listener. One round trip.
    */
   async startAttempt(id: string): Promise<DeliveryRow | undefined> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
     const [rows]: [DeliveryRow[], number] = await this.db.query(
-      `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, updated_at = now()
-       WHERE id = $1 AND status IN ('pending', 'sending') RETURNING *`,
+      `WITH h AS (
+         SELECT EXISTS (SELECT 1 FROM deliveries d JOIN listeners l USING (merchant_id, origin) WHERE d.id = $1 AND l.state = 'disabled') AS held)
+       UPDATE deliveries d SET status = CASE WHEN h.held THEN 'held' ELSE 'sending' END,
+         attempts = d.attempts + CASE WHEN h.held THEN 0 ELSE 1 END, updated_at = now()
+       FROM h WHERE d.id = $1 AND d.status IN ('pending', 'sending') RETURNING d.*`,
       [id.toLowerCase()],
     );
     return rows[0];
@@ -249,6 +266,34 @@ export class DeliveriesRepository {
     const [rows]: [{ replays: number }[], number] = await this.db.query(
       `UPDATE deliveries SET status = 'pending', replays = replays + 1, next_attempt_at = now(), updated_at = now()
        WHERE id = $1 AND status IN ('failed', 'blocked') RETURNING replays`,
+      [id],
+    );
+    return rows[0]?.replays;
+  }
+
+  /**
+   * The held deliveries of one listener, oldest first ((created_at, id) order), a page at a time
+   * after `after` (the id of the last one released).
+   */
+  async heldOf(merchantId: string, origin: string, limit: number, after?: string): Promise<Pick<DeliveryRow, 'id' | 'url'>[]> {
+    return this.db.query(
+      `SELECT id, url FROM deliveries
+       WHERE merchant_id = $1 AND origin = $2 AND status = 'held'
+         AND ($4::uuid IS NULL OR (created_at, id) > ((SELECT created_at FROM deliveries WHERE id = $4), $4))
+       ORDER BY created_at, id LIMIT $3`,
+      [merchantId, origin, limit, after ?? null],
+    );
+  }
+
+  /**
+   * Releases a held delivery: pending again with a fresh schedule, as a replay (a retry's job
+   * under the delivery's id may still be known to the queue, so it goes under a new one). Returns
+   * the replay number, or undefined when it is no longer held.
+   */
+  async release(id: string): Promise<number | undefined> {
+    const [rows]: [{ replays: number }[], number] = await this.db.query(
+      `UPDATE deliveries SET status = 'pending', replays = replays + 1, next_attempt_at = now(), updated_at = now()
+       WHERE id = $1 AND status = 'held' RETURNING replays`,
       [id],
     );
     return rows[0]?.replays;

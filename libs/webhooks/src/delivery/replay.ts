@@ -16,3 +16,34 @@ export async function replayDelivery(deliveries: DeliveriesRepository, queue: Qu
   await enqueueDelivery(queue, d, { replay });
   return 'queued';
 }
+
+/** Held deliveries looked at per page while releasing a listener's. */
+const RELEASE_PAGE = 200;
+
+/**
+ * Releases the held deliveries of one listener (once it is enabled again): each pending again
+ * and queued as a replay, oldest first ((created_at, id) order), so the queue, which takes its
+ * jobs in the order they were added, attempts them in that order. Returns how many it released.
+ */
+export async function releaseHeld(
+  deliveries: DeliveriesRepository,
+  queue: Queue,
+  merchantId: string,
+  origin: string,
+  onPage?: (released: number) => void,
+): Promise<number> {
+  let released = 0;
+  let after: string | undefined;
+  for (;;) {
+    const page = await deliveries.heldOf(merchantId, origin, RELEASE_PAGE, after);
+    if (!page.length) return released;
+    for (const d of page) {
+      const replay = await deliveries.release(d.id);
+      if (replay === undefined) continue; // released meanwhile by another enable
+      await enqueueDelivery(queue, d, { replay });
+      released++;
+    }
+    after = page[page.length - 1].id;
+    onPage?.(released);
+  }
+}

@@ -1,0 +1,112 @@
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  AuditTrail,
+  DueListener,
+  ListenerDelta,
+  ListenersRepository,
+  MerchantsRepository,
+  RefusedError,
+  statementBatcher,
+} from '@app/persistence';
+import { safeErrorText } from '@app/platform';
+import { foldVerdicts } from '@app/webhooks';
+import { NotifierConfig } from '../config/notifier.config';
+
+interface Verdict {
+  merchantId: string;
+  origin: string;
+  ok: boolean;
+  at: Date;
+}
+
+/** The audit action of a disable, by an operator (listener:disable) or, here, automatically. */
+export const LISTENER_DISABLE_ACTION = 'listener:disable';
+
+/**
+ * Keeps each listener's health from the attempts' results (issue 16, item 2). Verdicts of
+ * concurrent attempts are batched like the attempt writes (statementBatcher): folded per listener
+ * (foldVerdicts) and written in one statement. A listener that write finds failing with no
+ * success for LISTENER_DISABLE_AFTER is disabled here, between an attempt and an outcome in the
+ * audit trail (actor `system:notifier`); from then on its deliveries are held, not attempted.
+ */
+@Injectable()
+export class ListenerHealthRecorder {
+  private readonly logger = new Logger(ListenerHealthRecorder.name);
+  private readonly write: (v: Verdict) => Promise<void>;
+
+  constructor(
+    private readonly listeners: ListenersRepository,
+    private readonly merchants: MerchantsRepository,
+    private readonly audit: AuditTrail,
+    private readonly config: NotifierConfig,
+  ) {
+    this.write = statementBatcher(async (items) => {
+      await this.writeMany(items);
+      return items.map(() => undefined);
+    });
+  }
+
+  /**
+   * Records an attempt's verdict on its listener: `ok` when it answered 2xx. Never throws: the
+   * attempt is recorded already, and its schedule must not depend on this bookkeeping.
+   */
+  async note(delivery: { merchant_id: string; origin: string | null }, ok: boolean, at: Date): Promise<void> {
+    if (!delivery.origin) return; // created before listeners were tracked
+    try {
+      await this.write({ merchantId: delivery.merchant_id, origin: delivery.origin, ok, at });
+    } catch (e) {
+      this.logger.warn(`listener health of ${delivery.origin}: ${safeErrorText(e)}`);
+    }
+  }
+
+  private async writeMany(items: readonly Verdict[]): Promise<void> {
+    const byListener = new Map<string, Verdict[]>();
+    for (const v of items) {
+      const key = `${v.merchantId}|${v.origin}`;
+      byListener.set(key, [...(byListener.get(key) ?? []), v]);
+    }
+    const deltas: ListenerDelta[] = [...byListener.values()].map((verdicts) => {
+      const failures = verdicts.filter((v) => !v.ok).map((v) => v.at.getTime());
+      return {
+        merchantId: verdicts[0].merchantId,
+        origin: verdicts[0].origin,
+        ...foldVerdicts(verdicts),
+        lastFailureAt: failures.length ? new Date(Math.max(...failures)) : undefined,
+      };
+    });
+    const due = await this.listeners.record(deltas, this.config.listenerDisableAfterMs);
+    for (const listener of due) await this.disable(listener);
+  }
+
+  private async disable(l: DueListener): Promise<void> {
+    const disableAfterMs = this.config.listenerDisableAfterMs;
+    try {
+      await this.audit.run(
+        {
+          system: 'notifier',
+          action: LISTENER_DISABLE_ACTION,
+          target: (await this.merchants.publicIdOf(l.merchantId)) ?? l.merchantId,
+          origin: 'notifier LISTENER_DISABLE_AFTER',
+          detail: {
+            origin: l.origin,
+            by: 'auto',
+            failingSince: l.failingSince.toISOString(),
+            consecutiveFailures: l.consecutiveFailures,
+            disableAfterS: disableAfterMs / 1000,
+          },
+        },
+        async () => {
+          // Another notifier may have disabled it first, or a success came in: nothing to do then.
+          if (!(await this.listeners.autoDisable(l.merchantId, l.origin, disableAfterMs)))
+            throw new RefusedError('no longer due (disabled already, or it succeeded meanwhile)');
+        },
+      );
+      this.logger.warn(
+        { merchantId: l.merchantId, origin: l.origin, failingSince: l.failingSince },
+        'listener failing with no success for LISTENER_DISABLE_AFTER: disabled; its deliveries are held until it is enabled',
+      );
+    } catch (e) {
+      if (!(e instanceof RefusedError)) this.logger.warn(`disabling listener ${l.origin}: ${safeErrorText(e)}`);
+    }
+  }
+}
