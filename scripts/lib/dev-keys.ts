@@ -65,7 +65,7 @@ export function ensureDevKeys(dataDir: string): { file: string; keys: KeySet; cr
   chmodSync(file, 0o600);
   let parsed = parseEnvFile(readFileSync(file, 'utf8'));
   // A file from before a keyring existed gets it appended: nothing can be sealed under a key
-  // that was never there (SECRETS_KEKS came after the first quick starts).
+  // that was never there (SECRETS_KEKS and CONSOLE_SESSION_KEY came after the first quick starts).
   const addable = ADDABLE.filter((k) => !parsed[k]);
   if (addable.length) {
     const fresh = generateKeys();

@@ -225,7 +225,8 @@ describe('the operator console in a browser', () => {
     const page = await signedIn(tokens.viewer);
     const res = await page.goto(`${stack.baseUrl}/admin/queues`);
     expect(res?.status()).toBe(200);
-    await page.waitForLoadState('networkidle');
+    // bull-board renders its queue list from its API (polled): give it a moment before the picture.
+    await page.waitForTimeout(2_000);
     await shot(page, 'queues');
     const api = await page.request.get(`${stack.baseUrl}/admin/queues/api/queues`);
     expect(api.status()).toBe(200);

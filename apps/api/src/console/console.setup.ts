@@ -2,7 +2,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from '@nestjs/common';
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import {
   AuditSubject,
   AuditTrail,
@@ -115,7 +115,7 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
 
   // A refused CSRF token (403 from @fastify/csrf-protection) or any other failure: a page, never a stack
   // or a driver's message (which could quote what was sent).
-  scope.setErrorHandler((error: { statusCode?: number }, req, reply) => {
+  scope.setErrorHandler((error: FastifyError, req, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     const text =
       status === 403
@@ -149,6 +149,9 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
     signedIn.set(req, operator);
     await operators.touch(operator.id);
   });
+
+  // An unknown /console path is a console page too (signed in, with the same headers).
+  scope.setNotFoundHandler((req, reply) => send(reply, 404, problemPage(frame(req, reply, 'Not found'), 404, 'No such page.')));
 
   scope.get('/assets/:file', (req, reply) => {
     const asset = assets.get((req.params as { file: string }).file);
