@@ -42,8 +42,8 @@ async function bootstrap(): Promise<void> {
     reply.header('x-request-id', req.id);
     runWithCorrelationId(req.id, done);
   });
-  // WIRE.md 1: only JSON is accepted (the console's forms, under /console, excepted). Checked before any parser runs, so a form or text body is a
-  // 415 whatever parsers the framework registered.
+  // WIRE.md 1: only JSON is accepted (the console's forms, under /console, excepted). Checked
+  // before any parser runs, so a form or text body is a 415 whatever parsers the framework registered.
   fastify.addHook('onRequest', (req, _reply, done) => {
     if (
       req.method === 'POST' &&

@@ -176,7 +176,8 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
       if (operator) await audit.refuse(subjectOf(req, operator, 'console:sign-in'), 'revoked operator token');
       return send(reply, 401, signInPage(reply.generateCsrf(), 'That token is not an active operator token.'));
     }
-    await audit.append(subjectOf(req, operator, 'console:sign-in'), 'ok');
+    // Attempted then ok, as every recorded action (an outcome points at its attempt).
+    await audit.run(subjectOf(req, operator, 'console:sign-in'), () => Promise.resolve());
     void reply.setCookie(SESSION_COOKIE, sessionValue(operator.id), sessionCookieOptions(req, production));
     return reply.redirect('/console/overview', 303);
   });

@@ -13,9 +13,9 @@ type Part = SafeHtml | string | number | boolean | null | undefined | Date | rea
 function render(v: Part): string {
   if (v === null || v === undefined || v === false) return '';
   if (v instanceof SafeHtml) return v.value;
-  if (Array.isArray(v)) return (v as readonly Part[]).map(render).join('');
+  if (Array.isArray(v)) return v.map(render).join('');
   if (v instanceof Date) return escapeHtml(v.toISOString());
-  return escapeHtml(String(v as string | number | boolean));
+  return escapeHtml(String(v));
 }
 
 /**

@@ -84,23 +84,21 @@ export class DeliveryConsoleRepository {
 
   async overview(): Promise<DeliveryOverview> {
     const [backlog, oldest, failing, perMinute] = await Promise.all([
-      this.db.query(`SELECT status, count(*)::int AS n FROM deliveries GROUP BY status ORDER BY status`) as Promise<
-        DeliveryOverview['backlog']
-      >,
-      this.db.query(
+      this.db.query<DeliveryOverview['backlog']>(`SELECT status, count(*)::int AS n FROM deliveries GROUP BY status ORDER BY status`),
+      this.db.query<NonNullable<DeliveryOverview['oldestOpen']>[]>(
         `SELECT id, created_at, url, status FROM deliveries WHERE status IN ('pending', 'sending') ORDER BY created_at LIMIT 1`,
-      ) as Promise<NonNullable<DeliveryOverview['oldestOpen']>[]>,
-      this.db.query(
+      ),
+      this.db.query<DeliveryOverview['failingListeners']>(
         `SELECT d.merchant_id, ${HOST_OF.replace('url', 'd.url')} AS host, count(*)::int AS failed, max(a.started_at) AS last_failed_at
          FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
          WHERE a.started_at > now() - interval '24 hours' AND a.error_class IS NOT NULL
          GROUP BY 1, 2 ORDER BY failed DESC, last_failed_at DESC LIMIT 10`,
-      ) as Promise<DeliveryOverview['failingListeners']>,
-      this.db.query(
+      ),
+      this.db.query<DeliveryOverview['perMinute']>(
         `SELECT EXTRACT(EPOCH FROM date_trunc('minute', started_at))::bigint::float8 AS minute,
            count(*) FILTER (WHERE error_class IS NULL)::int AS succeeded, count(*) FILTER (WHERE error_class IS NOT NULL)::int AS failed
          FROM delivery_attempts WHERE started_at > now() - interval '24 hours' GROUP BY 1 ORDER BY 1`,
-      ) as Promise<DeliveryOverview['perMinute']>,
+      ),
     ]);
     return { backlog, oldestOpen: oldest[0], failingListeners: failing, perMinute };
   }
