@@ -245,7 +245,11 @@ export function overviewPage(
   f: Frame,
   o: DeliveryOverview & { failing: { merchant: string; host: string; failed: number; last_failed_at: Date }[] },
 ): string {
-  const series = { t: o.perMinute.map((p) => p.minute), ok: o.perMinute.map((p) => p.succeeded), failed: o.perMinute.map((p) => p.failed) };
+  // Every minute of the 24 h, empty ones as 0, so the chart's time axis is always the whole day.
+  const byMinute = new Map(o.perMinute.map((p) => [p.minute, p]));
+  const end = Math.floor(Date.now() / 60_000) * 60;
+  const t = Array.from({ length: 24 * 60 }, (_, i) => end - (24 * 60 - 1 - i) * 60);
+  const series = { t, ok: t.map((m) => byMinute.get(m)?.succeeded ?? 0), failed: t.map((m) => byMinute.get(m)?.failed ?? 0) };
   return page(
     { ...f, scripts: ['uplot.js', 'console.js'] },
     html`<h1>Overview</h1>
