@@ -3,11 +3,11 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFi
 import { dirname, join } from 'node:path';
 
 /** The variables every app may need; apps fall back to `${DATA_DIR}/dev-keys.env` outside production. */
-export const KEY_VARIABLES = ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS', 'SECRETS_KEKS'] as const;
+export const KEY_VARIABLES = ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS', 'SECRETS_KEKS', 'CONSOLE_SESSION_KEY'] as const;
 export type KeyVariable = (typeof KEY_VARIABLES)[number];
 export type KeySet = Record<KeyVariable, string>;
 /** Keys added to an existing dev keys file that lacks them (regenerating the others would orphan data). */
-const ADDABLE: KeyVariable[] = ['SECRETS_KEKS'];
+const ADDABLE: KeyVariable[] = ['SECRETS_KEKS', 'CONSOLE_SESSION_KEY'];
 
 const key32 = () => randomBytes(32).toString('base64');
 
@@ -18,6 +18,8 @@ export function generateKeys(): KeySet {
     VAULT_KEKS: `k1:${key32()}`,
     FINGERPRINT_KEYS: `f1:${key32()}`,
     SECRETS_KEKS: `s1:${key32()}`,
+    // Signs the operator console's session cookies (the api only); no kid: a new key signs everyone out.
+    CONSOLE_SESSION_KEY: key32(),
   };
 }
 
@@ -63,7 +65,7 @@ export function ensureDevKeys(dataDir: string): { file: string; keys: KeySet; cr
   chmodSync(file, 0o600);
   let parsed = parseEnvFile(readFileSync(file, 'utf8'));
   // A file from before a keyring existed gets it appended: nothing can be sealed under a key
-  // that was never there (SECRETS_KEKS came after the first quick starts).
+  // that was never there (SECRETS_KEKS and CONSOLE_SESSION_KEY came after the first quick starts).
   const addable = ADDABLE.filter((k) => !parsed[k]);
   if (addable.length) {
     const fresh = generateKeys();

@@ -10,6 +10,7 @@ import { TokensService } from './tokens/tokens.service';
 import {
   AuditTrail,
   DeliveriesRepository,
+  DeliveryConsoleRepository,
   FeePlansRepository,
   IdempotencyKeysRepository,
   OperatorsRepository,
@@ -48,6 +49,7 @@ export class AppModule {
         LedgerRepository,
         SaleTermsService,
         DeliveriesRepository,
+        DeliveryConsoleRepository,
         OperatorsRepository,
         AuditTrail,
         { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redisUrl, config.base.queuePrefix) },

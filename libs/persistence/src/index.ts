@@ -7,6 +7,7 @@ export * from './settlement/recipients.repository';
 export * from './settlement/fee-plans.repository';
 export * from './settlement/ledger.repository';
 export * from './webhooks/deliveries.repository';
+export * from './webhooks/delivery-console.repository';
 export * from './transactions/operations.repository';
 export * from './merchants/merchant-public-id';
 export * from './merchants/merchants.repository';

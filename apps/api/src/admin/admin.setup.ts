@@ -14,6 +14,7 @@ import {
   roleAllows,
 } from '@app/persistence';
 import { unavailable, wireError } from '../errors/wire-error';
+import { sessionOperator } from '../operator-session/operator-session';
 import { AdminQueues, CARD_BEARING_QUEUES, RETRYABLE_QUEUES } from './admin-queues';
 
 const REDACTED = { redacted: 'card-bearing queue: job data is not shown' };
@@ -36,6 +37,9 @@ const attempts = new WeakMap<FastifyRequest, { subject: AuditSubject; attemptId:
  * done) and its outcome (`ok`, or `failed` with the HTTP status as its class) before the answer
  * leaves (if that cannot be written: 503 instead of the answer).
  *
+ * A browser signed in to the console (/console/sign-in) may read here with its session cookie
+ * instead of the header (GET and HEAD only); with neither it is sent to the sign-in page.
+ *
  * bull-board at /admin/queues shows every queue, the data of card-bearing ones redacted, retries
  * only where a retry is safe (deliveries, settlement).
  */
@@ -49,8 +53,17 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
     const subject = subjectOf(req);
     try {
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      const operator = looksLikeOperatorToken(given) ? await operators.findByTokenHash(operatorTokenHash(given)) : undefined;
       const audited = !READS.has(req.method);
+      // No Authorization header: a browser. The console's session opens reading (bull-board's
+      // pages and its API's GETs); actions still need the Bearer token (the session cookie is
+      // SameSite=Strict, but bull-board's own requests carry no CSRF token).
+      const bySession = req.headers.authorization === undefined && !audited;
+      const operator = bySession
+        ? await sessionOperator(fastify, operators, req)
+        : looksLikeOperatorToken(given)
+          ? await operators.findByTokenHash(operatorTokenHash(given))
+          : undefined;
+      if (!operator && bySession && /text\/html/.test(req.headers.accept ?? '')) return reply.redirect('/console/sign-in', 303);
       if (!operator || operator.revoked_at) {
         // A revoked operator is someone: the refusal is theirs to answer for. A request with no
         // known token is anyone on the network, and recording each one would let anyone fill the

@@ -20,6 +20,8 @@ export class ApiConfig {
   /** SPLIT.md 3: most entries a split may have. */
   splitMaxEntries: number;
   rateLimits: RateLimitConfig;
+  /** Signs the operator console's session cookies (CONSOLE_SESSION_KEY, at least 32 characters). */
+  consoleSessionKey: string;
 }
 
 /** Per-merchant request budgets (issue 14 item 7; docs/OPERATIONS.md "Rate limits"). */
@@ -39,6 +41,9 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
   const r = new EnvReader(env);
   const base = readBaseConfig(r);
   const transitSpec = readKeyVariable(r, base, 'TRANSIT_KEYS');
+  const consoleSessionKey = readKeyVariable(r, base, 'CONSOLE_SESSION_KEY');
+  if (consoleSessionKey && consoleSessionKey.length < 32)
+    r.problem('CONSOLE_SESSION_KEY must be at least 32 characters (32 random bytes in base64)');
   const cfg: ApiConfig = {
     base,
     host: r.str('HOST', '127.0.0.1'),
@@ -60,6 +65,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       burstS: r.int('RATE_LIMIT_BURST_S', 2, 0, 3_600),
       burstWindowS: r.int('RATE_LIMIT_BURST_WINDOW_S', 10, 1, 3_600),
     },
+    consoleSessionKey,
   };
   r.done('api');
   return cfg;

@@ -33,6 +33,13 @@ export class OperatorsRepository {
     return rows[0];
   }
 
+  /** The operator a console session names, revoked or not (the caller refuses revoked ones). */
+  async findById(id: string): Promise<OperatorRow | undefined> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+    const rows: OperatorRow[] = await this.db.query(`SELECT ${COLUMNS} FROM operators WHERE id = $1`, [id.toLowerCase()]);
+    return rows[0];
+  }
+
   /** last_used_at, written at most once a minute per operator so a busy dashboard costs no writes. */
   async touch(id: string): Promise<void> {
     await this.db.query(

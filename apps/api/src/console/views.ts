@@ -1,0 +1,320 @@
+import type { DeliveryListRow, DeliveryOverview, DeliveryRow, OperatorRow } from '@app/persistence';
+import { html, SafeHtml } from './html';
+
+export interface Frame {
+  title: string;
+  operator?: Pick<OperatorRow, 'name' | 'role'>;
+  csrf: string;
+  scripts?: string[];
+}
+
+const when = (d: Date | string | null | undefined) =>
+  d
+    ? new Date(d)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z')
+    : '—';
+const state = (s: string) => html`<span class="state state-${s}">${s}</span>`;
+
+/** Every page: the stylesheet, a header with the pages and sign-out, and scripts from /console/assets only. */
+export function page(f: Frame, body: SafeHtml): string {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${f.title} · gateway console</title>
+        <link rel="icon" href="data:," />
+        <link rel="stylesheet" href="/console/assets/console.css" />
+        ${(f.scripts ?? []).includes('uplot.js') ? html`<link rel="stylesheet" href="/console/assets/uplot.css" />` : ''}
+      </head>
+      <body>
+        <header>
+          <strong>Gateway console</strong>
+          ${
+            f.operator
+              ? html`<a href="/console/overview">Overview</a> <a href="/console/deliveries">Deliveries</a>
+                  <a href="/admin/queues">Queues</a>
+                  <span class="who">${f.operator.name} (${f.operator.role})</span>
+                  <form method="post" action="/console/sign-out">
+                    <input type="hidden" name="_csrf" value="${f.csrf}" /><button type="submit">Sign out</button>
+                  </form>`
+              : ''
+          }
+        </header>
+        <main>${body}</main>
+        ${(f.scripts ?? []).map((s) => html`<script src="/console/assets/${s}"></script>`)}
+      </body>
+    </html> `.value;
+}
+
+export function signInPage(csrf: string, problem?: string): string {
+  return page(
+    { title: 'Sign in', csrf },
+    html`<form class="signin" method="post" action="/console/sign-in" autocomplete="off">
+      <h1>Sign in</h1>
+      <p class="note">
+        Paste your operator token (operator:create printed it, <code>op_…</code>). It is checked once; the browser keeps only a signed
+        session for 8 hours.
+      </p>
+      ${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}
+      <input type="hidden" name="_csrf" value="${csrf}" />
+      <label for="token">Operator token</label>
+      <input id="token" name="token" type="password" required />
+      <button class="primary" type="submit">Sign in</button>
+    </form>`,
+  );
+}
+
+export interface ListView {
+  query: Record<string, string>;
+  rows: (DeliveryListRow & { merchant: string })[];
+  next?: string;
+  problem?: string;
+}
+
+const STATES = ['', 'pending', 'sending', 'succeeded', 'failed', 'blocked'];
+
+export function deliveriesPage(f: Frame, v: ListView): string {
+  const q = v.query;
+  const field = (name: string, label: string, type = 'text', placeholder = '') =>
+    html`<label>${label}<input name="${name}" type="${type}" value="${q[name] ?? ''}" placeholder="${placeholder}" /></label>`;
+  const nextHref = v.next ? `/console/deliveries?${new URLSearchParams({ ...q, after: v.next }).toString()}` : undefined;
+  return page(
+    f,
+    html`<h1>Deliveries</h1>
+      <form class="filters" method="get" action="/console/deliveries">
+        ${field('merchant', 'Merchant id', 'text', '10 digits')}
+        <label
+          >State<select name="state">
+            ${STATES.map((s) => html`<option value="${s}" ${q.state === s ? html` selected` : ''}>${s || 'any'}</option>`)}
+          </select></label
+        >
+        ${field('host', 'Listener host', 'text', 'shop.example')} ${field('transaction', 'Transaction id', 'text', 'uuid')}
+        ${field('event', 'Event', 'text', 'transaction.status')} ${field('from', 'From (UTC)', 'datetime-local')}
+        ${field('to', 'To (UTC)', 'datetime-local')}
+        <button type="submit">Filter</button> <a href="/console/deliveries">clear</a>
+      </form>
+      ${v.problem ? html`<p class="error" role="alert">${v.problem}</p>` : ''}
+      <table id="deliveries">
+        <thead>
+          <tr>
+            <th>Created</th>
+            <th>State</th>
+            <th>Attempts</th>
+            <th>Next attempt</th>
+            <th>Last error</th>
+            <th>Merchant</th>
+            <th>Event</th>
+            <th>Listener</th>
+            <th>Delivery</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${v.rows.map(
+            (r) =>
+              html`<tr data-delivery="${r.id}">
+                <td>${when(r.created_at)}</td>
+                <td>${state(r.status)}</td>
+                <td>${r.attempts}</td>
+                <td>${r.status === 'pending' ? when(r.next_attempt_at) : '—'}</td>
+                <td>${r.last_error_class ?? '—'}${r.last_http_status ? ` (${r.last_http_status})` : ''}</td>
+                <td>${r.merchant}</td>
+                <td>${r.event}</td>
+                <td>${hostOf(r.url)}</td>
+                <td><a href="/console/deliveries/${r.id}">${r.id.slice(0, 8)}…</a></td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${v.rows.length === 0 ? html`<p class="note">No deliveries match.</p>` : ''}
+      ${nextHref ? html`<p><a id="next-page" href="${nextHref}">Next page →</a></p>` : ''}`,
+  );
+}
+
+export interface AttemptView {
+  attempt: number;
+  started_at: Date;
+  duration_ms: number;
+  http_status: number | null;
+  error_class: string | null;
+  /** First 1 KiB of the answer, card-like numbers masked. */
+  answer: string | null;
+}
+
+export interface DetailView {
+  delivery: Omit<DeliveryRow, 'body' | 'merchant_id'> & { merchant: string };
+  /** The exact body sent, card-like numbers masked. */
+  body: string;
+  attempts: AttemptView[];
+  canReplay: boolean;
+  notice?: { ok: boolean; text: string };
+}
+
+export function detailPage(f: Frame, v: DetailView): string {
+  const d = v.delivery;
+  const replayable = d.status === 'failed' || d.status === 'blocked';
+  return page(
+    f,
+    html`<h1>Delivery ${d.id}</h1>
+      ${v.notice ? html`<p class="${v.notice.ok ? 'ok' : 'error'}" role="status" id="notice">${v.notice.text}</p>` : ''}
+      <table class="summary">
+        <tr>
+          <th>State</th>
+          <td id="delivery-state">${state(d.status)}</td>
+          <th>Attempts</th>
+          <td>${d.attempts} (replays ${d.replays})</td>
+        </tr>
+        <tr>
+          <th>Merchant</th>
+          <td>${d.merchant}</td>
+          <th>Transaction</th>
+          <td>${d.transaction_id} (status version ${d.status_version})</td>
+        </tr>
+        <tr>
+          <th>Event</th>
+          <td>${d.event}</td>
+          <th>Listener</th>
+          <td>${d.url}</td>
+        </tr>
+        <tr>
+          <th>Created</th>
+          <td>${when(d.created_at)}</td>
+          <th>Next attempt</th>
+          <td>${d.status === 'pending' ? when(d.next_attempt_at) : '—'}</td>
+        </tr>
+        <tr>
+          <th>Succeeded</th>
+          <td>${when(d.succeeded_at)}</td>
+          <th>Last error</th>
+          <td>${d.last_error ?? '—'}</td>
+        </tr>
+      </table>
+      ${
+        replayable
+          ? v.canReplay
+            ? html`<form method="post" action="/console/deliveries/${d.id}/replay">
+                <input type="hidden" name="_csrf" value="${f.csrf}" />
+                <p>
+                  <button class="primary" id="replay" type="submit">Replay this delivery</button>
+                  <span class="note">Sends the same body again with the same webhook-id, on a fresh retry schedule.</span>
+                </p>
+              </form>`
+            : html`<p class="note">Replaying needs the operator role; you are a ${f.operator?.role ?? 'viewer'}.</p>`
+          : ''
+      }
+      <h2>Attempts</h2>
+      <table id="attempts">
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>Time</th>
+            <th>Duration</th>
+            <th>HTTP status</th>
+            <th>Error class</th>
+            <th>Answer (first 1 KiB)</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${v.attempts.map(
+            (a) =>
+              html`<tr>
+                <td>${a.attempt}</td>
+                <td>${when(a.started_at)}</td>
+                <td>${a.duration_ms} ms</td>
+                <td>${a.http_status ?? '—'}</td>
+                <td>${a.error_class ?? '—'}</td>
+                <td>${a.answer ? html`<pre>${a.answer}</pre>` : '—'}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${v.attempts.length === 0 ? html`<p class="note">No attempt yet.</p>` : ''}
+      <h2>What was sent</h2>
+      <p class="note">
+        Every attempt sends this body unchanged (POST, <code>content-type: application/json</code>) with the Standard Webhooks headers
+        <code>webhook-id: ${d.id}</code>, <code>webhook-timestamp</code> and <code>webhook-signature</code>. The timestamp and signature are
+        made per attempt and are not recorded, so they are not shown.
+      </p>
+      <pre id="body">${v.body}</pre>`,
+  );
+}
+
+export function overviewPage(
+  f: Frame,
+  o: DeliveryOverview & { failing: { merchant: string; host: string; failed: number; last_failed_at: Date }[] },
+): string {
+  // Every minute of the 24 h, empty ones as 0, so the chart's time axis is always the whole day.
+  const byMinute = new Map(o.perMinute.map((p) => [p.minute, p]));
+  const end = Math.floor(Date.now() / 60_000) * 60;
+  const t = Array.from({ length: 24 * 60 }, (_, i) => end - (24 * 60 - 1 - i) * 60);
+  const series = { t, ok: t.map((m) => byMinute.get(m)?.succeeded ?? 0), failed: t.map((m) => byMinute.get(m)?.failed ?? 0) };
+  return page(
+    { ...f, scripts: ['uplot.js', 'console.js'] },
+    html`<h1>Overview</h1>
+      <h2>Backlog by state</h2>
+      <div class="cards" id="backlog">
+        ${['pending', 'sending', 'failed', 'blocked', 'succeeded'].map(
+          (s) => html`<div class="card">${state(s)}<b>${o.backlog.find((b) => b.status === s)?.n ?? 0}</b></div>`,
+        )}
+      </div>
+      <h2>Oldest delivery waiting</h2>
+      ${
+        o.oldestOpen
+          ? html`<p>
+              <a href="/console/deliveries/${o.oldestOpen.id}">${o.oldestOpen.id}</a> · ${state(o.oldestOpen.status)} · created
+              ${when(o.oldestOpen.created_at)} · ${hostOf(o.oldestOpen.url)}
+            </p>`
+          : html`<p class="note">Nothing pending.</p>`
+      }
+      <h2>Attempts per minute, last 24 h</h2>
+      <div id="per-minute" data-series="${JSON.stringify(series)}"></div>
+      <h2>Listeners failing most (failed attempts, last 24 h)</h2>
+      <table id="failing">
+        <thead>
+          <tr>
+            <th>Merchant</th>
+            <th>Listener host</th>
+            <th>Failed attempts</th>
+            <th>Last failure</th>
+            <th></th>
+          </tr>
+        </thead>
+        <tbody>
+          ${o.failing.map(
+            (l) =>
+              html`<tr>
+                <td>${l.merchant}</td>
+                <td>${l.host}</td>
+                <td>${l.failed}</td>
+                <td>${when(l.last_failed_at)}</td>
+                <td>
+                  <a href="/console/deliveries?${new URLSearchParams({ merchant: l.merchant, host: l.host, state: 'failed' }).toString()}"
+                    >failed deliveries</a
+                  >
+                </td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${o.failing.length === 0 ? html`<p class="note">No failed attempts in the last 24 hours.</p>` : ''}`,
+  );
+}
+
+export function problemPage(f: Frame, status: number, text: string): string {
+  return page(
+    { ...f, title: String(status) },
+    html`<h1>${status}</h1>
+      <p class="error" role="alert">${text}</p>
+      <p><a href="/console/overview">Back to the console</a></p>`,
+  );
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url.slice(0, 80);
+  }
+}
