@@ -1,11 +1,11 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeController } from '@nestjs/swagger';
 import { DomainError, ErrorCodes } from '@app/contracts';
-import { DeliveriesRepository, DeliveryRow, DeliveryStatus, MerchantsRepository } from '@app/persistence';
+import { DELIVERY_STATUSES, DeliveriesRepository, DeliveryRow, DeliveryStatus, MerchantsRepository } from '@app/persistence';
 import { replayDelivery } from '@app/webhooks/delivery';
 import { AdminQueues } from './admin-queues';
 
-const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked', 'held'];
+const STATUSES: readonly DeliveryStatus[] = DELIVERY_STATUSES;
 
 /** Operator endpoints (behind an operator's token and role, checked and audited for every /admin path in admin.setup.ts). */
 @ApiExcludeController()

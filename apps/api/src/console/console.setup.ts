@@ -9,6 +9,7 @@ import {
   DeliveriesRepository,
   DeliveryConsoleRepository,
   DeliveryPageCursor,
+  DELIVERY_STATUSES,
   DeliveryStatus,
   errorClassOf,
   looksLikeOperatorToken,
@@ -27,7 +28,7 @@ import { clearSession, SESSION_COOKIE, sessionCookieOptions, sessionOperator, se
 import { loadConsoleAssets } from './assets';
 import { deliveriesPage, detailPage, Frame, overviewPage, problemPage, signInPage } from './views';
 
-const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked'];
+const STATUSES: readonly DeliveryStatus[] = DELIVERY_STATUSES;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PAGE_SIZE = 50;
 /** A timestamptz as Postgres prints it (the keyset cursor keeps its microseconds). */

@@ -1,4 +1,5 @@
 import type { DeliveryListRow, DeliveryOverview, DeliveryRow, OperatorRow } from '@app/persistence';
+import { DELIVERY_STATUSES } from '@app/persistence';
 import { html, SafeHtml } from './html';
 
 export interface Frame {
@@ -74,7 +75,7 @@ export interface ListView {
   problem?: string;
 }
 
-const STATES = ['', 'pending', 'sending', 'succeeded', 'failed', 'blocked'];
+const STATES = ['', ...DELIVERY_STATUSES];
 
 export function deliveriesPage(f: Frame, v: ListView): string {
   const q = v.query;
@@ -255,7 +256,7 @@ export function overviewPage(
     html`<h1>Overview</h1>
       <h2>Backlog by state</h2>
       <div class="cards" id="backlog">
-        ${['pending', 'sending', 'failed', 'blocked', 'succeeded'].map(
+        ${['pending', 'sending', 'held', 'failed', 'blocked', 'succeeded'].map(
           (s) => html`<div class="card">${state(s)}<b>${o.backlog.find((b) => b.status === s)?.n ?? 0}</b></div>`,
         )}
       </div>

@@ -1,6 +1,6 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { Queue } from 'bullmq';
-import { DeliveriesRepository, DeliveryStatus, MerchantsRepository } from '@app/persistence';
+import { DELIVERY_STATUSES, DeliveriesRepository, DeliveryStatus, MerchantsRepository } from '@app/persistence';
 import IORedis from 'ioredis';
 import { DELIVERY_QUEUE, replayDelivery } from '@app/webhooks/delivery';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
@@ -10,7 +10,7 @@ import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
 import { Guarded } from '../operators/guarded';
 
-const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'succeeded', 'failed', 'blocked', 'held'];
+const STATUSES: readonly DeliveryStatus[] = DELIVERY_STATUSES;
 
 /** The delivery queue, connected only when a command queues something (webhooks:replay). */
 export class DeliveryQueueRef {

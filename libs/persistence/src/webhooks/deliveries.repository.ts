@@ -5,7 +5,8 @@ import { DataSource } from 'typeorm';
 import { columns, distinctGroups, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 
 /** 'held': recorded while its listener is disabled, not attempted until the listener is enabled again. */
-export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed' | 'blocked' | 'held';
+export const DELIVERY_STATUSES = ['pending', 'sending', 'succeeded', 'failed', 'blocked', 'held'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
 
 /** Where a walk through overdue deliveries stopped (they are ordered by creation, then id). */
