@@ -240,4 +240,29 @@ describe('the operator console in a browser', () => {
     const bearer = await fetch(`${stack.baseUrl}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${tokens.viewer}` } });
     expect(bearer.status).toBe(200);
   });
+
+  it('the session opens only bull-board under /admin (the JSON beside it answers unmasked bodies), and nothing there is cached', async () => {
+    const page = await signedIn(tokens.operator);
+    const deliveries = await page.request.get(`${stack.baseUrl}/admin/deliveries`);
+    expect(deliveries.status()).toBe(401);
+    const board = await page.request.get(`${stack.baseUrl}/admin/queues/api/queues`);
+    expect(board.status()).toBe(200);
+    expect(board.headers()['cache-control']).toBe('no-store');
+    const bearer = await fetch(`${stack.baseUrl}/admin/deliveries`, { headers: { authorization: `Bearer ${tokens.viewer}` } });
+    expect(bearer.status).toBe(200);
+    expect(bearer.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('hostile filters, cursors and ids answer 4xx, never 5xx', async () => {
+    const page = await signedIn(tokens.operator);
+    const badCursor = Buffer.from(JSON.stringify(['2026-99-99 99:99:99+00', '00000000-0000-0000-0000-000000000000'])).toString('base64url');
+    for (const query of [`after=${badCursor}`, 'from=-271821-04-20T00:00:00Z', 'to=0000-01-01T00:00', 'state=nope', 'after=%%%']) {
+      const res = await page.request.get(`${stack.baseUrl}/console/deliveries?${query}`);
+      expect([200, 400]).toContain(res.status());
+    }
+    await page.goto(`${stack.baseUrl}/console/deliveries`);
+    const csrf = await csrfOf(page);
+    const replay = await page.request.post(`${stack.baseUrl}/console/deliveries/${'-'.repeat(36)}/replay`, { form: { _csrf: csrf ?? '' } });
+    expect(replay.status()).toBe(404);
+  });
 });

@@ -50,14 +50,17 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
 
   fastify.addHook('onRequest', async (req, reply) => {
     if (!isAdminRequest(req)) return;
+    // Answers here can hold what listeners answered and job data: never kept in a browser's cache.
+    void reply.header('cache-control', 'no-store');
     const subject = subjectOf(req);
     try {
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       const audited = !READS.has(req.method);
       // No Authorization header: a browser. The console's session opens reading (bull-board's
       // pages and its API's GETs); actions still need the Bearer token (the session cookie is
-      // SameSite=Strict, but bull-board's own requests carry no CSRF token).
-      const bySession = req.headers.authorization === undefined && !audited;
+      // SameSite=Strict, but bull-board's own requests carry no CSRF token). Only bull-board's:
+      // the JSON endpoints beside it answer unmasked bodies, for the Bearer holder who asked.
+      const bySession = req.headers.authorization === undefined && !audited && (req.routeOptions?.url ?? '').startsWith('/admin/queues');
       const operator = bySession
         ? await sessionOperator(fastify, operators, req)
         : looksLikeOperatorToken(given)

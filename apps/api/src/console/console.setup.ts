@@ -274,7 +274,8 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
         body: maskCardLike(body),
         attempts: attempts.map((a) => ({
           ...a,
-          answer: a.response_body === null ? null : maskCardLike(firstBytes(a.response_body, ANSWER_BYTES)),
+          // Masked before it is cut: a card number straddling the cut must be seen whole to be masked.
+          answer: a.response_body === null ? null : firstBytes(maskCardLike(a.response_body), ANSWER_BYTES),
         })),
         canReplay: roleAllows(f.operator!.role, 'operator'),
         notice,
@@ -285,6 +286,7 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   scope.post('/deliveries/:id/replay', { preHandler: csrf }, async (req, reply) => {
     const operator = signedIn.get(req)!;
     const id = (req.params as { id: string }).id;
+    if (!UUID.test(id)) return send(reply, 404, problemPage(frame(req, reply, 'Delivery'), 404, 'No such delivery.'));
     const subject = subjectOf(req, operator, 'webhooks:replay', id);
     if (!roleAllows(operator.role, 'operator')) {
       await audit.refuse(subject, `role ${operator.role} below operator`);
@@ -326,7 +328,13 @@ function subjectOf(req: FastifyRequest, operator: OperatorRow, action: string, t
 function utc(v: string): Date | null {
   const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$/.test(v) ? `${v}Z` : v;
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? null : d;
+  return inTimestampRange(d) ? d : null;
+}
+
+/** Years 1970 to 9999: what a filter can mean, and inside what Postgres's timestamptz holds. */
+function inTimestampRange(d: Date): boolean {
+  const year = d.getUTCFullYear();
+  return !Number.isNaN(d.getTime()) && year >= 1970 && year <= 9999;
 }
 
 function cursorText(c: DeliveryPageCursor): string {
@@ -339,6 +347,8 @@ function cursorOf(v: string): DeliveryPageCursor | null {
     if (!Array.isArray(parsed) || parsed.length !== 2) return null;
     const [createdAt, id] = parsed as unknown[];
     if (typeof createdAt !== 'string' || typeof id !== 'string' || !UUID.test(id) || !PG_TIME.test(createdAt)) return null;
+    // The shape is not enough (2026-99-99 has it): the time must be one Postgres reads.
+    if (!inTimestampRange(new Date(createdAt.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00')))) return null;
     return { createdAt, id };
   } catch {
     return null;
