@@ -1,54 +1,7 @@
-import type { DeliveryListRow, DeliveryOverview, DeliveryRow, OperatorRow } from '@app/persistence';
+import type { DeliveryListRow, DeliveryOverview, DeliveryRow } from '@app/persistence';
 import { DELIVERY_STATUSES } from '@app/persistence';
-import { html, SafeHtml } from './html';
-
-export interface Frame {
-  title: string;
-  operator?: Pick<OperatorRow, 'name' | 'role'>;
-  csrf: string;
-  scripts?: string[];
-}
-
-const when = (d: Date | string | null | undefined) =>
-  d
-    ? new Date(d)
-        .toISOString()
-        .replace('T', ' ')
-        .replace(/\.\d+Z$/, 'Z')
-    : '—';
-const state = (s: string) => html`<span class="state state-${s}">${s}</span>`;
-
-/** Every page: the stylesheet, a header with the pages and sign-out, and scripts from /console/assets only. */
-export function page(f: Frame, body: SafeHtml): string {
-  return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${f.title} · gateway console</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/console/assets/console.css" />
-        ${(f.scripts ?? []).includes('uplot.js') ? html`<link rel="stylesheet" href="/console/assets/uplot.css" />` : ''}
-      </head>
-      <body>
-        <header>
-          <strong>Gateway console</strong>
-          ${
-            f.operator
-              ? html`<a href="/console/overview">Overview</a> <a href="/console/deliveries">Deliveries</a>
-                  <a href="/admin/queues">Queues</a>
-                  <span class="who">${f.operator.name} (${f.operator.role})</span>
-                  <form method="post" action="/console/sign-out">
-                    <input type="hidden" name="_csrf" value="${f.csrf}" /><button type="submit">Sign out</button>
-                  </form>`
-              : ''
-          }
-        </header>
-        <main>${body}</main>
-        ${(f.scripts ?? []).map((s) => html`<script src="/console/assets/${s}"></script>`)}
-      </body>
-    </html> `.value;
-}
+import { html } from './html';
+import { Frame, hostOf, page, state, when } from './layout';
 
 export function signInPage(csrf: string, problem?: string): string {
   return page(
@@ -301,21 +254,4 @@ export function overviewPage(
       </table>
       ${o.failing.length === 0 ? html`<p class="note">No failed attempts in the last 24 hours.</p>` : ''}`,
   );
-}
-
-export function problemPage(f: Frame, status: number, text: string): string {
-  return page(
-    { ...f, title: String(status) },
-    html`<h1>${status}</h1>
-      <p class="error" role="alert">${text}</p>
-      <p><a href="/console/overview">Back to the console</a></p>`,
-  );
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url.slice(0, 80);
-  }
 }

@@ -1,0 +1,191 @@
+import {
+  DeliveriesRepository,
+  DeliveryConsoleRepository,
+  DeliveryPageCursor,
+  DELIVERY_STATUSES,
+  DeliveryStatus,
+  maskCardLike,
+  MerchantsRepository,
+  RefusedError,
+  roleAllows,
+} from '@app/persistence';
+import { replayDelivery } from '@app/webhooks/delivery';
+import { AdminQueues } from '../admin/admin-queues';
+import { ConsoleKit, subjectOf } from './console-kit';
+import { problemPage } from './layout';
+import { deliveriesPage, detailPage, overviewPage } from './views';
+
+const STATUSES: readonly DeliveryStatus[] = DELIVERY_STATUSES;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PAGE_SIZE = 50;
+/** A timestamptz as Postgres prints it (the keyset cursor keeps its microseconds). */
+const PG_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
+const ANSWER_BYTES = 1024;
+
+/**
+ * The overview, the deliveries list (keyset pages), a delivery's detail and its replay. Reading
+ * needs the viewer role; replaying the operator role, checked by the server (a viewer's POST is
+ * refused with 403 and recorded as refused in the audit trail). A replay is audited like the
+ * CLI's and /admin's: action webhooks:replay, attempted then its outcome.
+ */
+export function registerDeliveryRoutes(kit: ConsoleKit): void {
+  const { scope, app, audit, csrf, frame, send } = kit;
+  const deliveries = app.get(DeliveriesRepository);
+  const reads = app.get(DeliveryConsoleRepository);
+  const merchants = app.get(MerchantsRepository);
+  const queues = app.get(AdminQueues);
+
+  scope.get('/overview', async (req, reply) => {
+    const o = await reads.overview();
+    const ids = await merchants.publicIdsOf(o.failingListeners.map((l) => l.merchant_id));
+    const failing = o.failingListeners.map((l) => ({ ...l, merchant: ids.get(l.merchant_id) ?? l.merchant_id }));
+    return send(reply, 200, overviewPage(frame(req, reply, 'Overview'), { ...o, failing }));
+  });
+
+  scope.get('/deliveries', async (req, reply) => {
+    const raw = req.query as Record<string, unknown>;
+    const query: Record<string, string> = {};
+    for (const k of ['merchant', 'state', 'host', 'transaction', 'event', 'from', 'to']) {
+      const v = raw[k];
+      if (typeof v === 'string' && v.trim() !== '') query[k] = v.trim().slice(0, 256);
+    }
+    const f = frame(req, reply, 'Deliveries');
+    const problem = (text: string) => send(reply, 400, deliveriesPage(f, { query, rows: [], problem: text }));
+    const merchantId = query.merchant === undefined ? undefined : await merchants.resolve(query.merchant);
+    if (query.merchant !== undefined && !merchantId) return problem('No merchant has that id (10 digits, as merchant:create printed it).');
+    if (query.state !== undefined && !STATUSES.includes(query.state as DeliveryStatus))
+      return problem(`State must be one of ${STATUSES.join(', ')}.`);
+    if (query.transaction !== undefined && !UUID.test(query.transaction)) return problem('A transaction id is a UUID.');
+    const from = query.from === undefined ? undefined : utc(query.from);
+    const to = query.to === undefined ? undefined : utc(query.to);
+    if (from === null || to === null) return problem('From and to must be times such as 2026-11-25T17:00 (UTC).');
+    const after = typeof raw.after === 'string' ? cursorOf(raw.after) : undefined;
+    if (after === null) return problem('That page link is not valid; start from the first page.');
+    const rows = await reads.list({
+      merchantId,
+      status: query.state as DeliveryStatus | undefined,
+      host: query.host,
+      transactionId: query.transaction?.toLowerCase(),
+      event: query.event,
+      from,
+      to,
+      after,
+      limit: PAGE_SIZE + 1,
+    });
+    const page = rows.slice(0, PAGE_SIZE);
+    const ids = await merchants.publicIdsOf(page.map((r) => r.merchant_id));
+    const last = page[page.length - 1];
+    return send(
+      reply,
+      200,
+      deliveriesPage(f, {
+        query,
+        rows: page.map((r) => ({ ...r, url: maskCardLike(r.url), merchant: ids.get(r.merchant_id) ?? r.merchant_id })),
+        next: rows.length > PAGE_SIZE && last ? cursorText({ createdAt: last.cursor, id: last.id }) : undefined,
+      }),
+    );
+  });
+
+  scope.get('/deliveries/:id', async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    const d = UUID.test(id) ? await deliveries.find(id) : undefined;
+    const f = frame(req, reply, 'Delivery');
+    if (!d) return send(reply, 404, problemPage(f, 404, 'No such delivery.'));
+    const attempts = (await deliveries.attemptsOf(d.id)) as {
+      attempt: number;
+      started_at: Date;
+      duration_ms: number;
+      http_status: number | null;
+      error_class: string | null;
+      response_body: string | null;
+    }[];
+    const ids = await merchants.publicIdsOf([d.merchant_id]);
+    const { body, merchant_id, ...rest } = d;
+    const flag = (req.query as Record<string, unknown>).replay;
+    const notice =
+      flag === 'queued'
+        ? { ok: true, text: 'Replay queued: the state below changes once the listener has answered (reload to see it).' }
+        : flag === 'refused'
+          ? { ok: false, text: 'Only a failed or blocked delivery can be replayed.' }
+          : undefined;
+    return send(
+      reply,
+      200,
+      detailPage(f, {
+        delivery: {
+          ...rest,
+          url: maskCardLike(d.url),
+          last_error: d.last_error && maskCardLike(d.last_error),
+          merchant: ids.get(merchant_id) ?? merchant_id,
+        },
+        body: maskCardLike(body),
+        attempts: attempts.map((a) => ({
+          ...a,
+          // Masked before it is cut: a card number straddling the cut must be seen whole to be masked.
+          answer: a.response_body === null ? null : firstBytes(maskCardLike(a.response_body), ANSWER_BYTES),
+        })),
+        canReplay: roleAllows(f.operator!.role, 'operator'),
+        notice,
+      }),
+    );
+  });
+
+  scope.post('/deliveries/:id/replay', { preHandler: csrf }, async (req, reply) => {
+    const operator = kit.operatorOf(req);
+    const id = (req.params as { id: string }).id;
+    if (!UUID.test(id)) return send(reply, 404, problemPage(frame(req, reply, 'Delivery'), 404, 'No such delivery.'));
+    if (!(await kit.allowed(req, reply, 'operator', 'webhooks:replay', id))) return reply;
+    const subject = subjectOf(req, operator, 'webhooks:replay', id);
+    try {
+      await audit.run(subject, async () => {
+        const outcome = await replayDelivery(deliveries, queues.delivery, id);
+        if (outcome !== 'queued') throw new RefusedError(outcome);
+      });
+    } catch (e) {
+      if (!(e instanceof RefusedError)) throw e;
+      if (e.message === 'not_found') return send(reply, 404, problemPage(frame(req, reply, 'Delivery'), 404, 'No such delivery.'));
+      return reply.redirect(`/console/deliveries/${id.toLowerCase()}?replay=refused`, 303);
+    }
+    return reply.redirect(`/console/deliveries/${id.toLowerCase()}?replay=queued`, 303);
+  });
+}
+
+/** A time from the filter form (datetime-local, read as UTC) or an ISO 8601 time; null when neither. */
+function utc(v: string): Date | null {
+  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$/.test(v) ? `${v}Z` : v;
+  const d = new Date(iso);
+  return inTimestampRange(d) ? d : null;
+}
+
+/** Years 1970 to 9999: what a filter can mean, and inside what Postgres's timestamptz holds. */
+function inTimestampRange(d: Date): boolean {
+  const year = d.getUTCFullYear();
+  return !Number.isNaN(d.getTime()) && year >= 1970 && year <= 9999;
+}
+
+function cursorText(c: DeliveryPageCursor): string {
+  return Buffer.from(JSON.stringify([c.createdAt, c.id])).toString('base64url');
+}
+
+function cursorOf(v: string): DeliveryPageCursor | null {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(v, 'base64url').toString('utf8'));
+    if (!Array.isArray(parsed) || parsed.length !== 2) return null;
+    const [createdAt, id] = parsed as unknown[];
+    if (typeof createdAt !== 'string' || typeof id !== 'string' || !UUID.test(id) || !PG_TIME.test(createdAt)) return null;
+    // The shape is not enough (2026-99-99 has it): the time must be one Postgres reads.
+    if (!inTimestampRange(new Date(createdAt.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00')))) return null;
+    return { createdAt, id };
+  } catch {
+    return null;
+  }
+}
+
+/** The longest prefix of `s` that fits in `bytes` UTF-8 bytes, never cutting a character. */
+function firstBytes(s: string, bytes: number): string {
+  const buf = Buffer.from(s, 'utf8');
+  if (buf.length <= bytes) return s;
+  let end = bytes;
+  while (end > 0 && (buf[end] & 0xc0) === 0x80) end--;
+  return `${buf.subarray(0, end).toString('utf8')}…`;
+}
