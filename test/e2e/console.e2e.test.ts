@@ -363,6 +363,32 @@ describe('the operator console in a browser', () => {
     expect(page.url()).toMatch(/\/console\/sign-in$/);
   });
 
+  it('an expired session is refused, and a sign-in deletes sessions ended or expired over 7 days ago', async () => {
+    const name = `console-viewer-${suffix}`;
+    const page = await signedIn(tokens.viewer);
+    // This browser's session, aged past its 8 hours.
+    await db.query(
+      `UPDATE console_sessions SET created_at = now() - interval '9 hours', expires_at = now() - interval '1 hour'
+       WHERE id_hash = (SELECT s.id_hash FROM console_sessions s JOIN operators o ON o.id = s.operator_id WHERE o.name = $1
+                        ORDER BY s.created_at DESC LIMIT 1)`,
+      [name],
+    );
+    await page.goto(`${stack.baseUrl}/console/overview`);
+    expect(page.url()).toMatch(/\/console\/sign-in$/);
+
+    const old = Buffer.alloc(32, 7);
+    const recent = Buffer.alloc(32, 8);
+    await db.query(
+      `INSERT INTO console_sessions (id_hash, operator_id, created_at, expires_at, ended_at)
+       SELECT $1::bytea, id, now() - interval '9 days', now() - interval '8 days 16 hours', now() - interval '8 days' FROM operators WHERE name = $3
+       UNION ALL SELECT $2::bytea, id, now() - interval '6 days', now() - interval '5 days 16 hours', NULL FROM operators WHERE name = $3`,
+      [old, recent, name],
+    );
+    await signedIn(tokens.viewer);
+    const left = await db.query(`SELECT id_hash FROM console_sessions WHERE id_hash = ANY($1::bytea[])`, [[old, recent]]);
+    expect(left.rows.map((r) => Buffer.from(r.id_hash).equals(recent))).toEqual([true]);
+  });
+
   it('hostile filters, cursors and ids answer 4xx, never 5xx', async () => {
     const page = await signedIn(tokens.operator);
     const badCursor = Buffer.from(JSON.stringify(['2026-99-99 99:99:99+00', '00000000-0000-0000-0000-000000000000'])).toString('base64url');
