@@ -170,13 +170,15 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
       if (operator) await audit.refuse(subjectOf(req, operator, 'console:sign-in'), 'revoked operator token');
       return send(reply, 401, signInPage(reply.generateCsrf(), 'That token is not an active operator token.'));
     }
-    // Attempted then ok, as every recorded action (an outcome points at its attempt).
-    await audit.run(subjectOf(req, operator, 'console:sign-in'), () => Promise.resolve());
-    // A session this browser held before is ended, not left open beside the new one.
+    // Attempted then ok (or failed, if the session could not be opened), as every recorded action.
     const previous = sessionIdOf(scope, req, production);
-    if (previous) await sessions.end(previous);
+    const session = await audit.run(subjectOf(req, operator, 'console:sign-in'), async () => {
+      // A session this browser held before is ended, not left open beside the new one.
+      if (previous) await sessions.end(previous);
+      return sessions.open(operator.id, SESSION_TTL_S, req.ip);
+    });
     const secure = secureSession(req, production);
-    void reply.setCookie(sessionCookieName(secure), await sessions.open(operator.id, SESSION_TTL_S, req.ip), sessionCookieOptions(secure));
+    void reply.setCookie(sessionCookieName(secure), session, sessionCookieOptions(secure));
     // A fresh CSRF secret for the new session: one planted or read before sign-in is worth nothing after it.
     delete req.cookies[CSRF_COOKIE];
     reply.generateCsrf();
