@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
 import { Client } from 'pg';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
 import { repoRoot } from '../../scripts/lib/processes';
+import { Events } from '@app/contracts';
+import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { SANDBOX_CARDS } from '../fixtures/cards';
 import { Listener } from '../support/listener';
 import { receiverOf, saleBody } from '../support/money';
@@ -28,8 +32,9 @@ interface DeliveryRow {
 /**
  * The failed-callback console in a real browser (Chromium driven by playwright-core): sign-in with
  * an operator token, the overview, the deliveries list, a delivery's attempts and its replay, a
- * viewer refused by the server, a wrong token refused, a POST without its CSRF token refused, and
- * bull-board opened with the console's session.
+ * viewer refused by the server, a wrong token refused, a POST without its CSRF token refused, a
+ * copied session cookie refused after sign-out and after operator:revoke, the CSRF secret renewed at
+ * sign-in, and bull-board opened with the console's session under its CSP, failures redacted.
  */
 describe('the operator console in a browser', () => {
   let stack: Stack;
@@ -221,13 +226,28 @@ describe('the operator console in a browser', () => {
     expect((await page.request.post(url, { form: { _csrf: (await csrfOf(page)) ?? '' }, maxRedirects: 0 })).status()).toBe(303);
   });
 
-  it('bull-board opens in the browser with the console session, and still with the Bearer token', async () => {
+  it('bull-board opens in the browser with the console session, under its CSP with no violation, and still with the Bearer token', async () => {
     const page = await signedIn(tokens.viewer);
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' || /Content.Security.Policy/i.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    const thirdParty: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(stack.baseUrl)) thirdParty.push(r.url());
+    });
     const res = await page.goto(`${stack.baseUrl}/admin/queues`);
     expect(res?.status()).toBe(200);
-    // bull-board renders its queue list from its API (polled): give it a moment before the picture.
-    await page.waitForTimeout(2_000);
+    const csp = res?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    // bull-board renders its queue list from its API: the deliveries queue shows up once it has.
+    await page.getByText(DELIVERY_QUEUE).first().waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(1_000);
     await shot(page, 'queues');
+    expect(problems).toEqual([]);
+    expect(thirdParty).toEqual([]);
     const api = await page.request.get(`${stack.baseUrl}/admin/queues/api/queues`);
     expect(api.status()).toBe(200);
 
@@ -251,6 +271,122 @@ describe('the operator console in a browser', () => {
     const bearer = await fetch(`${stack.baseUrl}/admin/deliveries`, { headers: { authorization: `Bearer ${tokens.viewer}` } });
     expect(bearer.status).toBe(200);
     expect(bearer.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('bull-board shows failures redacted: the error class on card-bearing queues, card-like numbers masked elsewhere', async () => {
+    const redis = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
+    const prefix = process.env.QUEUE_PREFIX!;
+    const card = SANDBOX_CARDS[1];
+    try {
+      const shown = async (queueName: string): Promise<{ failedReason: string; stacktrace: string[] }> => {
+        // A job no worker takes (delayed an hour), given a failure as BullMQ records one: a reason and a stack in its hash.
+        const queue = new Queue(queueName, { connection: redis, prefix });
+        const job = await queue.add('probe', {}, { delay: 3_600_000 });
+        try {
+          await redis.hset(`${prefix}:${queueName}:${job.id}`, {
+            failedReason: `declined ${card} cvv 123`,
+            stacktrace: JSON.stringify([`Error: declined ${card} cvv 123\n    at probe (/app/probe.js:1:1)`]),
+          });
+          const res = await fetch(`${stack.baseUrl}/admin/queues/api/queues/${encodeURIComponent(queueName)}/${job.id}`, {
+            headers: { authorization: `Bearer ${tokens.viewer}` },
+          });
+          expect(res.status).toBe(200);
+          const body = (await res.json()) as { job: { failedReason: string; stacktrace: string[] } };
+          expect(JSON.stringify(body)).not.toContain(card);
+          return body.job;
+        } finally {
+          await job.remove();
+          await queue.close();
+        }
+      };
+      const cardBearing = await shown(Events.TransactionStatusChanged);
+      expect(cardBearing.failedReason).toBe('Error (message hidden: card-bearing queue)');
+      expect(cardBearing.stacktrace).toEqual(['Error: [message hidden: card-bearing queue]\n    at probe (/app/probe.js:1:1)']);
+      const deliveries = await shown(DELIVERY_QUEUE);
+      expect(deliveries.failedReason).toMatch(/^declined .+ cvv 123$/);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('signing out ends the session on the server: a copy of its cookie is refused; the CSRF secret is new at sign-in and gone at sign-out', async () => {
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    const cookie = async (name: string) => (await context.cookies()).find((c) => c.name === name);
+    await page.goto(`${stack.baseUrl}/console/sign-in`);
+    const secretBefore = (await cookie('gw_csrf'))?.value;
+    expect(secretBefore).toBeTruthy();
+    const staleToken = (await csrfOf(page)) ?? '';
+    await page.fill('#token', tokens.operator);
+    await Promise.all([page.waitForURL(/\/console\/overview$/), page.click('button[type=submit]')]);
+    const secretAfter = (await cookie('gw_csrf'))?.value;
+    expect(secretAfter).toBeTruthy();
+    expect(secretAfter).not.toBe(secretBefore);
+    // A token made for the secret from before sign-in (one planted or read then) no longer passes.
+    const stale = await page.request.post(`${stack.baseUrl}/console/sign-out`, { form: { _csrf: staleToken }, maxRedirects: 0 });
+    expect(stale.status()).toBe(403);
+
+    // The session cookie, copied into another browser: it works there while the session is open.
+    const session = (await cookie('gw_console'))!;
+    const copy = await browser.newContext();
+    contexts.push(copy);
+    await copy.addCookies([{ name: session.name, value: session.value, url: stack.baseUrl, httpOnly: true, sameSite: 'Strict' }]);
+    const thief = await copy.newPage();
+    await thief.goto(`${stack.baseUrl}/console/overview`);
+    expect(thief.url()).toMatch(/\/console\/overview$/);
+
+    await Promise.all([page.waitForURL(/\/console\/sign-in$/), page.click('header form button[type=submit]')]);
+    expect(await cookie('gw_console')).toBeUndefined();
+    // The secret was removed at sign-out; the sign-in page the browser landed on issued another.
+    expect((await cookie('gw_csrf'))?.value).not.toBe(secretAfter);
+
+    await thief.goto(`${stack.baseUrl}/console/overview`);
+    expect(thief.url()).toMatch(/\/console\/sign-in$/);
+    expect((await copy.request.get(`${stack.baseUrl}/admin/queues/api/queues`)).status()).toBe(401);
+    const rows = await db.query(
+      `SELECT s.ended_at FROM console_sessions s JOIN operators o ON o.id = s.operator_id WHERE o.name = $1 ORDER BY s.created_at DESC LIMIT 1`,
+      [`console-operator-${suffix}`],
+    );
+    expect(rows.rows[0].ended_at).toBeInstanceOf(Date);
+  });
+
+  it('operator:revoke ends the operator console sessions', async () => {
+    const name = `console-revoked-${suffix}`;
+    const token = (await runCli<{ token: string }>(['operator:create', '--name', name, '--role', 'viewer'])).token;
+    const page = await signedIn(token);
+    const open = `SELECT count(*)::int AS n FROM console_sessions s JOIN operators o ON o.id = s.operator_id WHERE o.name = $1 AND s.ended_at IS NULL`;
+    expect((await db.query(open, [name])).rows[0].n).toBe(1);
+    await runCli(['operator:revoke', '--name', name]);
+    expect((await db.query(open, [name])).rows[0].n).toBe(0);
+    await page.goto(`${stack.baseUrl}/console/overview`);
+    expect(page.url()).toMatch(/\/console\/sign-in$/);
+  });
+
+  it('an expired session is refused, and a sign-in deletes sessions ended or expired over 7 days ago', async () => {
+    const name = `console-viewer-${suffix}`;
+    const page = await signedIn(tokens.viewer);
+    // This browser's session, aged past its 8 hours.
+    await db.query(
+      `UPDATE console_sessions SET created_at = now() - interval '9 hours', expires_at = now() - interval '1 hour'
+       WHERE id_hash = (SELECT s.id_hash FROM console_sessions s JOIN operators o ON o.id = s.operator_id WHERE o.name = $1
+                        ORDER BY s.created_at DESC LIMIT 1)`,
+      [name],
+    );
+    await page.goto(`${stack.baseUrl}/console/overview`);
+    expect(page.url()).toMatch(/\/console\/sign-in$/);
+
+    const old = Buffer.alloc(32, 7);
+    const recent = Buffer.alloc(32, 8);
+    await db.query(
+      `INSERT INTO console_sessions (id_hash, operator_id, created_at, expires_at, ended_at)
+       SELECT $1::bytea, id, now() - interval '9 days', now() - interval '8 days 16 hours', now() - interval '8 days' FROM operators WHERE name = $3
+       UNION ALL SELECT $2::bytea, id, now() - interval '6 days', now() - interval '5 days 16 hours', NULL FROM operators WHERE name = $3`,
+      [old, recent, name],
+    );
+    await signedIn(tokens.viewer);
+    const left = await db.query(`SELECT id_hash FROM console_sessions WHERE id_hash = ANY($1::bytea[])`, [[old, recent]]);
+    expect(left.rows.map((r) => Buffer.from(r.id_hash).equals(recent))).toEqual([true]);
   });
 
   it('hostile filters, cursors and ids answer 4xx, never 5xx', async () => {

@@ -9,6 +9,7 @@ import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
 import {
   AuditTrail,
+  ConsoleSessionsRepository,
   DeliveriesRepository,
   DeliveryConsoleRepository,
   FeePlansRepository,
@@ -51,6 +52,7 @@ export class AppModule {
         DeliveriesRepository,
         DeliveryConsoleRepository,
         OperatorsRepository,
+        ConsoleSessionsRepository,
         AuditTrail,
         { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redisUrl, config.base.queuePrefix) },
         gatewayClientProvider,

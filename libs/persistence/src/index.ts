@@ -15,6 +15,7 @@ export * from './idempotency/idempotency-keys.repository';
 export * from './operators/operator-access';
 export * from './operators/operators.repository';
 export * from './operators/audit-trail';
+export * from './operators/console-sessions.repository';
 export * from './merchants/webhook-secret-seal';
 export * from './roles';
 export * from './webhooks/listeners.repository';

@@ -89,6 +89,13 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     delivery_attempts: { select: 'all' },
     // Read by the console's listener page (issue 16); enabling and disabling is the operator's.
     listeners: { select: 'all' },
+    // The console's sign-ins: opened, looked up on each request, ended at sign-out, old ones deleted.
+    console_sessions: {
+      select: 'all',
+      insert: ['id_hash', 'operator_id', 'expires_at', 'created_ip'],
+      update: ['ended_at', 'last_seen_at'],
+      delete: true,
+    },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -245,8 +252,47 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
       update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
     },
+    // operator:revoke ends the revoked operator's console sessions in its own transaction.
+    console_sessions: { select: ['operator_id', 'ended_at'], update: ['ended_at'] },
   },
 };
+
+/**
+ * Every table a migration creates, with the migration that creates it. applyRoleGrants skips a
+ * table of ROLE_GRANTS that does not exist yet only when it is named here (an earlier migration
+ * runs before that table's), and refuses a name found nowhere here: a misspelled table in the map
+ * fails the migration instead of being silently left ungranted. The roles test checks this list
+ * against the migrated schema.
+ */
+export const MIGRATED_TABLES: Readonly<Record<string, string>> = {
+  merchants: 'Init1763800000000',
+  'vault.token_cards': 'Init1763800000000',
+  transactions: 'Transactions1763900000000',
+  outbox: 'Transactions1763900000000',
+  idempotency_keys: 'Transactions1763900000000',
+  sandbox_calls: 'Transactions1763900000000',
+  recipients: 'Settlement1764000000000',
+  fee_plans: 'Settlement1764000000000',
+  settlements: 'Settlement1764000000000',
+  payables: 'Settlement1764000000000',
+  deliveries: 'Webhooks1764100000000',
+  delivery_attempts: 'Webhooks1764100000000',
+  chargebacks: 'Chargebacks1764300000000',
+  transaction_operations: 'OperationClaims1764400000000',
+  operators: 'Operators1764700000000',
+  audit_events: 'Operators1764700000000',
+  listeners: 'Listeners1765000000000',
+  console_sessions: 'ConsoleSessions1765600000000',
+};
+
+/** The tables of `grants` that no migration creates (see MIGRATED_TABLES), as "role: table". */
+export function unknownGrantTables(grants: Readonly<Record<GatewayRole, RoleGrants>> = ROLE_GRANTS): string[] {
+  return GATEWAY_ROLES.flatMap((role) =>
+    Object.keys(grants[role] ?? {})
+      .filter((table) => !Object.hasOwn(MIGRATED_TABLES, table))
+      .map((table) => `${role}: ${table}`),
+  );
+}
 
 /** Tables only their owner (the migration runner) touches: TypeORM's record of applied migrations. */
 export const OWNER_ONLY_TABLES: readonly string[] = ['migrations'];
@@ -374,9 +420,14 @@ async function existingColumns(q: Queryable): Promise<Map<string, Set<string>>> 
  * from PUBLIC on the gateway's tables, then the map is granted. A migration that adds a table
  * or a column (and its line in the map) calls this again. The map is always the latest one, so
  * what a later migration creates is left out until that migration grants it (the roles test
- * checks the map names only tables and columns the migrated schema has).
+ * checks the map names only tables and columns the migrated schema has). Only a table listed in
+ * MIGRATED_TABLES is skipped that way: any other name throws before anything is revoked.
  */
-export async function applyRoleGrants(q: Queryable): Promise<void> {
+export async function applyRoleGrants(q: Queryable, roleGrants: Readonly<Record<GatewayRole, RoleGrants>> = ROLE_GRANTS): Promise<void> {
+  // Before any statement: a name no migration creates would otherwise be skipped as "not yet created".
+  const unknown = unknownGrantTables(roleGrants);
+  if (unknown.length)
+    throw new Error(`ROLE_GRANTS names tables no migration creates (misspelled, or missing from MIGRATED_TABLES): ${unknown.join(', ')}`);
   const db = await currentDatabase(q);
   const existing = await existingColumns(q);
   const present = (table: string, columns: Columns | undefined): Columns | undefined =>
@@ -389,10 +440,10 @@ export async function applyRoleGrants(q: Queryable): Promise<void> {
     const r = quoteIdent(role);
     await q.query(`GRANT CONNECT ON DATABASE ${quoteIdent(db)} TO ${r}`);
     await q.query(`GRANT USAGE ON SCHEMA public TO ${r}`);
-    const grants = ROLE_GRANTS[role];
+    const grants = roleGrants[role];
     if (Object.keys(grants).some((t) => t.startsWith('vault.'))) await q.query(`GRANT USAGE ON SCHEMA vault TO ${r}`);
     for (const [table, granted] of Object.entries(grants)) {
-      if (!existing.has(table)) continue; // created by a later migration, which grants it
+      if (!existing.has(table)) continue; // a known table a later migration creates (and grants)
       const p = { select: present(table, granted.select), insert: present(table, granted.insert), update: present(table, granted.update) };
       const t = qualifiedTable(table);
       if (nonEmpty(p.select)) await q.query(`GRANT SELECT${columnList(p.select)} ON ${t} TO ${r}`);

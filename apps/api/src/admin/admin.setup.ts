@@ -1,5 +1,4 @@
 import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
@@ -7,6 +6,7 @@ import { ErrorCodes } from '@app/contracts';
 import {
   AuditSubject,
   AuditTrail,
+  ConsoleSessionsRepository,
   looksLikeOperatorToken,
   OperatorRole,
   operatorTokenHash,
@@ -14,12 +14,33 @@ import {
   roleAllows,
 } from '@app/persistence';
 import { unavailable, wireError } from '../errors/wire-error';
-import { sessionOperator } from '../operator-session/operator-session';
+import { ApiConfig } from '../config/api.config';
+import { sessionOf, SessionReader } from '../operator-session/operator-session';
 import { AdminQueues, CARD_BEARING_QUEUES, RETRYABLE_QUEUES } from './admin-queues';
+import { RedactingBullMQAdapter } from './redacting-adapter';
 
 const REDACTED = { redacted: 'card-bearing queue: job data is not shown' };
 const UNAUTHORIZED = { status: { code: '401', message: 'Unauthorized' } };
 const READS = new Set(['GET', 'HEAD']);
+/**
+ * Every /admin answer (bull-board's pages are the ones it matters for): scripts from here only
+ * (bull-board's own bundle, under /admin/queues/static), no framing, nothing from elsewhere.
+ * bull-board's UI sets style= attributes and a <style> element (its loading screen, its
+ * components), hence 'unsafe-inline' for styles only; its page sets <base href>, hence base-uri 'self'.
+ */
+const ADMIN_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'self'",
+].join('; ');
+/** bull-board's page links fonts from Google: removed, so the operator's browser asks no third party (system fonts instead). */
+const THIRD_PARTY_STYLESHEET = /<link\b[^>]*\bhref="https:\/\/fonts\.googleapis\.com\/[^"]*"[^>]*>/g;
 
 /** The attempt a non-GET admin request was audited under, for its outcome once the answer is known. */
 const attempts = new WeakMap<FastifyRequest, { subject: AuditSubject; attemptId: string }>();
@@ -40,18 +61,29 @@ const attempts = new WeakMap<FastifyRequest, { subject: AuditSubject; attemptId:
  * A browser signed in to the console (/console/sign-in) may read here with its session cookie
  * instead of the header (GET and HEAD only); with neither it is sent to the sign-in page.
  *
- * bull-board at /admin/queues shows every queue, the data of card-bearing ones redacted, retries
- * only where a retry is safe (deliveries, settlement).
+ * bull-board at /admin/queues shows every queue, the data of card-bearing ones redacted, failure
+ * messages and stacks redacted (redacting-adapter.ts), retries only where a retry is safe
+ * (deliveries, settlement), under a Content-Security-Policy.
  */
 export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   const operators = app.get(OperatorsRepository);
   const audit = app.get(AuditTrail);
+  const reader: SessionReader = {
+    fastify,
+    sessions: app.get(ConsoleSessionsRepository),
+    production: app.get(ApiConfig).base.nodeEnv === 'production',
+  };
 
   fastify.addHook('onRequest', async (req, reply) => {
     if (!isAdminRequest(req)) return;
     // Answers here can hold what listeners answered and job data: never kept in a browser's cache.
-    void reply.header('cache-control', 'no-store');
+    void reply
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', ADMIN_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('x-frame-options', 'DENY');
     const subject = subjectOf(req);
     try {
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -62,7 +94,7 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
       // the JSON endpoints beside it answer unmasked bodies, for the Bearer holder who asked.
       const bySession = req.headers.authorization === undefined && !audited && (req.routeOptions?.url ?? '').startsWith('/admin/queues');
       const operator = bySession
-        ? await sessionOperator(fastify, operators, req)
+        ? (await sessionOf(reader, req))?.operator
         : looksLikeOperatorToken(given)
           ? await operators.findByTokenHash(operatorTokenHash(given))
           : undefined;
@@ -103,6 +135,8 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
   });
 
   fastify.addHook('onSend', async (req, reply, payload) => {
+    if (typeof payload === 'string' && isAdminRequest(req) && /^text\/html/.test(String(reply.getHeader('content-type') ?? '')))
+      payload = payload.replace(THIRD_PARTY_STYLESHEET, '');
     const attempt = attempts.get(req);
     if (!attempt) return payload;
     attempts.delete(req);
@@ -126,9 +160,10 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
   createBullBoard({
     queues: queues.all.map((q) => {
       const operable = RETRYABLE_QUEUES.includes(q.name);
+      const cardBearing = CARD_BEARING_QUEUES.includes(q.name);
       // Only deliveries and settlement may be retried from the dashboard; the rest is read-only.
-      const adapter = new BullMQAdapter(q as never, { allowRetries: operable, readOnlyMode: !operable });
-      if (CARD_BEARING_QUEUES.includes(q.name)) {
+      const adapter = new RedactingBullMQAdapter(q as never, { allowRetries: operable, readOnlyMode: !operable }, cardBearing);
+      if (cardBearing) {
         adapter.setFormatter('data', () => REDACTED);
         adapter.setFormatter('returnValue', () => REDACTED);
       }

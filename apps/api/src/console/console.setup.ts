@@ -5,6 +5,7 @@ import { Logger } from '@nestjs/common';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import {
   AuditTrail,
+  ConsoleSessionsRepository,
   errorClassOf,
   looksLikeOperatorToken,
   OperatorRow,
@@ -13,7 +14,16 @@ import {
   roleAllows,
 } from '@app/persistence';
 import { ApiConfig } from '../config/api.config';
-import { clearSession, SESSION_COOKIE, sessionCookieOptions, sessionOperator, sessionValue } from '../operator-session/operator-session';
+import {
+  clearSession,
+  secureSession,
+  sessionCookieName,
+  sessionCookieOptions,
+  SESSION_TTL_S,
+  sessionIdOf,
+  sessionOf,
+  SessionReader,
+} from '../operator-session/operator-session';
 import { loadConsoleAssets } from './assets';
 import { ConsoleKit, refusePage, subjectOf } from './console-kit';
 import { registerDeliveryRoutes } from './deliveries.routes';
@@ -38,12 +48,15 @@ const CSP = [
 /** The operator a console request was authenticated as (set by the preHandler). */
 const signedIn = new WeakMap<FastifyRequest, OperatorRow>();
 const logger = new Logger('Console');
+/** The cookie holding the CSRF secret (signed, HttpOnly, Path=/console). */
+const CSRF_COOKIE = 'gw_csrf';
 
 /**
  * The failed-callback console under /console: server-rendered pages (every value HTML-escaped, see
  * html.ts), assets served by the api itself, a session cookie made by the sign-in form (see
- * operator-session.ts), CSRF tokens on every POST (@fastify/csrf-protection, its secret in a
- * signed HttpOnly SameSite=Strict cookie), and a Content-Security-Policy on every answer.
+ * operator-session.ts: a server-side session, ended at sign-out), CSRF tokens on every POST
+ * (@fastify/csrf-protection, its secret in a signed HttpOnly SameSite=Strict cookie, issued anew at
+ * each sign-in and removed at sign-out), and a Content-Security-Policy on every answer.
  *
  * Reading needs the viewer role; replaying the operator role, checked by the server (a viewer's
  * POST is refused with 403 and recorded as refused in the audit trail). A replay is audited like
@@ -61,15 +74,14 @@ export async function setUpConsole(app: NestFastifyApplication): Promise<void> {
 
 async function registerConsole(scope: FastifyInstance, app: NestFastifyApplication, config: ApiConfig): Promise<void> {
   const operators = app.get(OperatorsRepository);
+  const sessions = app.get(ConsoleSessionsRepository);
   const audit = app.get(AuditTrail);
   const assets = loadConsoleAssets();
   const production = config.base.nodeEnv === 'production';
+  const reader: SessionReader = { fastify: scope, sessions, production };
+  const csrfCookie = { path: '/console', sameSite: 'strict' as const, httpOnly: true, signed: true, secure: production };
 
-  await scope.register(fastifyCsrf, {
-    sessionPlugin: '@fastify/cookie',
-    cookieKey: 'gw_csrf',
-    cookieOpts: { path: '/console', sameSite: 'strict', httpOnly: true, signed: true, secure: production },
-  });
+  await scope.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: CSRF_COOKIE, cookieOpts: csrfCookie });
   // Forms post application/x-www-form-urlencoded; the rest of the api accepts JSON only (main.ts).
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
@@ -118,9 +130,9 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   scope.addHook('preHandler', async (req, reply) => {
     const route = req.routeOptions?.url ?? '';
     if (route.startsWith('/console/assets/') || route === '/console/sign-in') return;
-    const operator = await sessionOperator(scope, operators, req);
+    const operator = (await sessionOf(reader, req))?.operator;
     if (!operator) {
-      clearSession(reply);
+      clearSession(reply, req, production);
       if (req.method === 'GET' || req.method === 'HEAD') return reply.redirect('/console/sign-in', 303);
       return send(
         reply,
@@ -144,7 +156,7 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   scope.get('/', (_req, reply) => reply.redirect('/console/overview', 303));
 
   scope.get('/sign-in', async (req, reply) => {
-    if (await sessionOperator(scope, operators, req)) return reply.redirect('/console/overview', 303);
+    if (await sessionOf(reader, req)) return reply.redirect('/console/overview', 303);
     return send(reply, 200, signInPage(reply.generateCsrf()));
   });
 
@@ -158,14 +170,27 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
       if (operator) await audit.refuse(subjectOf(req, operator, 'console:sign-in'), 'revoked operator token');
       return send(reply, 401, signInPage(reply.generateCsrf(), 'That token is not an active operator token.'));
     }
-    // Attempted then ok, as every recorded action (an outcome points at its attempt).
-    await audit.run(subjectOf(req, operator, 'console:sign-in'), () => Promise.resolve());
-    void reply.setCookie(SESSION_COOKIE, sessionValue(operator.id), sessionCookieOptions(req, production));
+    // Attempted then ok (or failed, if the session could not be opened), as every recorded action.
+    const previous = sessionIdOf(scope, req, production);
+    const session = await audit.run(subjectOf(req, operator, 'console:sign-in'), async () => {
+      // A session this browser held before is ended, not left open beside the new one.
+      if (previous) await sessions.end(previous);
+      return sessions.open(operator.id, SESSION_TTL_S, req.ip);
+    });
+    const secure = secureSession(req, production);
+    void reply.setCookie(sessionCookieName(secure), session, sessionCookieOptions(secure));
+    // A fresh CSRF secret for the new session: one planted or read before sign-in is worth nothing after it.
+    delete req.cookies[CSRF_COOKIE];
+    reply.generateCsrf();
     return reply.redirect('/console/overview', 303);
   });
 
-  scope.post('/sign-out', { preHandler: csrf }, (_req, reply) => {
-    clearSession(reply);
+  // Ends the session on the server (a copied cookie is refused from now on) and removes both cookies.
+  scope.post('/sign-out', { preHandler: csrf }, async (req, reply) => {
+    const id = sessionIdOf(scope, req, production);
+    if (id) await sessions.end(id);
+    clearSession(reply, req, production);
+    void reply.clearCookie(CSRF_COOKIE, csrfCookie);
     return reply.redirect('/console/sign-in', 303);
   });
 

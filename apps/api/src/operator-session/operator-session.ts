@@ -1,50 +1,67 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OperatorRow, OperatorsRepository } from '@app/persistence';
+import { ConsoleSessionsRepository, OperatorRow } from '@app/persistence';
 
-/** The console's session cookie: the operator's id and an expiry, signed (HMAC-SHA256) by @fastify/cookie. */
+/** The console's session cookie over plain http (development only). */
 export const SESSION_COOKIE = 'gw_console';
+/**
+ * The same cookie when it is Secure (production, or https): the __Host- prefix makes the browser
+ * accept it only if Secure, Path=/ and without Domain, so a sibling subdomain cannot plant or
+ * overwrite it.
+ */
+export const SECURE_SESSION_COOKIE = '__Host-gw_console';
 /** How long a sign-in lasts: a working day. */
 export const SESSION_TTL_S = 8 * 3600;
 
+type CookieReader = Pick<FastifyInstance, 'parseCookie' | 'unsignCookie'>;
+
+/** Whether this request's session cookie is (to be) Secure: always in production, otherwise over https. */
+export const secureSession = (req: FastifyRequest, production: boolean): boolean => production || req.protocol === 'https';
+
+/** The cookie's name for the request's mode: only that name is read (no downgrade to the plain one in production). */
+export const sessionCookieName = (secure: boolean): string => (secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
+
 /**
- * The cookie's value before signing: `<operator id>.<expiry, epoch seconds>`. It carries no
- * token: the operator token is only ever sent once, to the sign-in form, and is never stored in
- * the browser. The operator row is read on every request, so revoking the operator (operator:revoke)
- * ends their sessions from the next request on.
+ * Cookie attributes: HttpOnly, SameSite=Strict, Path=/ (bull-board too), no Domain, Secure in
+ * production or over https. The value is a session id signed (HMAC-SHA256) by @fastify/cookie; it
+ * carries no token: the operator token is only ever sent once, to the sign-in form.
  */
-export function sessionValue(operatorId: string, nowMs = Date.now()): string {
-  return `${operatorId}.${Math.floor(nowMs / 1000) + SESSION_TTL_S}`;
+export function sessionCookieOptions(secure: boolean) {
+  return { httpOnly: true, sameSite: 'strict' as const, path: '/', secure, signed: true, maxAge: SESSION_TTL_S };
 }
 
-/** Cookie attributes: HttpOnly, SameSite=Strict, Path=/ (bull-board too), Secure in production or over https. */
-export function sessionCookieOptions(req: FastifyRequest, production: boolean) {
-  return {
-    httpOnly: true,
-    sameSite: 'strict' as const,
-    path: '/',
-    secure: production || req.protocol === 'https',
-    signed: true,
-    maxAge: SESSION_TTL_S,
-  };
-}
-
-/** The active (not revoked) operator a request's valid, unexpired session cookie names, if any. */
-export async function sessionOperator(
-  fastify: Pick<FastifyInstance, 'parseCookie' | 'unsignCookie'>,
-  operators: OperatorsRepository,
-  req: FastifyRequest,
-  nowMs = Date.now(),
-): Promise<OperatorRow | undefined> {
-  const raw = fastify.parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE];
+/** The session id a request's cookie of its mode carries, if the cookie is there and its signature holds. */
+export function sessionIdOf(fastify: CookieReader, req: FastifyRequest, production: boolean): string | undefined {
+  const raw = fastify.parseCookie(req.headers.cookie ?? '')[sessionCookieName(secureSession(req, production))];
   if (!raw) return undefined;
   const unsigned = fastify.unsignCookie(raw);
-  if (!unsigned.valid || !unsigned.value) return undefined;
-  const m = /^([0-9a-f-]{36})\.(\d{1,12})$/.exec(unsigned.value);
-  if (!m || Number(m[2]) * 1000 <= nowMs) return undefined;
-  const operator = await operators.findById(m[1]);
-  return operator && !operator.revoked_at ? operator : undefined;
+  return unsigned.valid && unsigned.value ? unsigned.value : undefined;
 }
 
-export function clearSession(reply: FastifyReply): void {
-  void reply.clearCookie(SESSION_COOKIE, { path: '/' });
+/** What the console and /admin need to read a session. */
+export interface SessionReader {
+  fastify: CookieReader;
+  sessions: ConsoleSessionsRepository;
+  production: boolean;
+}
+
+/**
+ * The session a request's cookie names, if it is open (not signed out, not ended by
+ * operator:revoke, not expired) and its operator is not revoked: the session and the operator are
+ * read in one statement on every request, so a sign-out or a revocation holds from the next
+ * request on, whoever copied the cookie.
+ */
+export async function sessionOf(r: SessionReader, req: FastifyRequest): Promise<{ id: string; operator: OperatorRow } | undefined> {
+  const id = sessionIdOf(r.fastify, req, r.production);
+  if (!id) return undefined;
+  const open = await r.sessions.find(id);
+  if (!open || open.operator.revoked_at) return undefined;
+  if (Date.now() - open.lastSeenAt.getTime() > 60_000) await r.sessions.touch(id);
+  return { id, operator: open.operator };
+}
+
+/** Removes the session cookie of the request's mode from the browser (the server-side session is ended by the caller). */
+export function clearSession(reply: FastifyReply, req: FastifyRequest, production: boolean): void {
+  const secure = secureSession(req, production);
+  // The same attributes it was set with: a browser keeps a __Host- cookie whose removal is not Secure with Path=/.
+  void reply.clearCookie(sessionCookieName(secure), { httpOnly: true, sameSite: 'strict', path: '/', secure });
 }

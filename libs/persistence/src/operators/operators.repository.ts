@@ -33,13 +33,6 @@ export class OperatorsRepository {
     return rows[0];
   }
 
-  /** The operator a console session names, revoked or not (the caller refuses revoked ones). */
-  async findById(id: string): Promise<OperatorRow | undefined> {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-    const rows: OperatorRow[] = await this.db.query(`SELECT ${COLUMNS} FROM operators WHERE id = $1`, [id.toLowerCase()]);
-    return rows[0];
-  }
-
   /** last_used_at, written at most once a minute per operator so a busy dashboard costs no writes. */
   async touch(id: string): Promise<void> {
     await this.db.query(
@@ -76,7 +69,10 @@ export class OperatorsRepository {
     });
   }
 
-  /** Revokes at once (the next request or command with the token is refused); never the last active admin. */
+  /**
+   * Revokes at once (the next request or command with the token is refused) and ends the
+   * operator's console sessions; never the last active admin.
+   */
   async revoke(name: string, by: string): Promise<RevokeOutcome> {
     return this.db.transaction(async (m) => {
       await m.query(ADMINS_LOCK);
@@ -93,6 +89,8 @@ export class OperatorsRepository {
         `UPDATE operators SET revoked_at = now(), revoked_by = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
         [row.id, by],
       );
+      // Their console sessions end with it (the console also refuses a revoked operator on every request).
+      await m.query(`UPDATE console_sessions SET ended_at = now() WHERE operator_id = $1 AND ended_at IS NULL`, [row.id]);
       return { revoked };
     });
   }
