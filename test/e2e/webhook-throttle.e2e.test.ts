@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import IORedis from 'ioredis';
 import { Client } from 'pg';
+import { ListenerBuckets } from '../../apps/notifier/src/deliveries/webhook-throttle';
 import {
   AppHandle,
   createMerchant,
@@ -43,6 +45,64 @@ function metric(text: string, name: string, label = ''): number {
     if ((m[1] ?? '').includes(label)) sum += Number(m[2]);
   return sum;
 }
+
+/**
+ * The bucket alone, on the real Redis (its own key prefix), two clients standing for two replicas:
+ * at 5/s a token every 200 ms, one held at once. Times are Redis's, so the answers are checked
+ * against the 200 ms steps with the time the calls themselves took as the only slack.
+ */
+describe('listener bucket (Redis script)', () => {
+  const clients: IORedis[] = [];
+  let a: ListenerBuckets;
+  let b: ListenerBuckets;
+  const prefix = `wt-${randomBytes(4).toString('hex')}`;
+  const merchant = '6f1c2d3e-0000-4000-8000-000000000001';
+
+  beforeAll(() => {
+    for (let i = 0; i < 2; i++) clients.push(new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 }));
+    [a, b] = clients.map((c) => new ListenerBuckets(c, prefix));
+  });
+  afterAll(async () => {
+    const keys = await clients[0].keys(`${prefix}:*`);
+    if (keys.length) await clients[0].del(...keys);
+    await Promise.all(clients.map((c) => c.quit()));
+  });
+
+  it('gives one token, then puts the next ones back one interval apart, whichever replica asks', async () => {
+    const origin = 'http://hooks.example:80';
+    const started = Date.now();
+    const waits = [];
+    for (let i = 0; i < 5; i++) waits.push(await (i % 2 ? b : a).take(merchant, origin, 5, false));
+    const took = Date.now() - started;
+    expect(waits[0]).toBe(0);
+    // The k-th put back is due k × 200 ms after the token was taken (+ the 5 ms slack the caller adds).
+    waits.slice(1).forEach((w, i) => {
+      expect(w).toBeLessThanOrEqual((i + 1) * 200 + 5 + 1);
+      expect(w).toBeGreaterThanOrEqual((i + 1) * 200 + 5 - took - 1);
+    });
+    // Another listener of the merchant has its own bucket.
+    expect(await b.take(merchant, 'http://other.example:80', 5, false)).toBe(0);
+  });
+
+  it('a new delivery waits behind those put back; a returning one takes the token its turn brings', async () => {
+    const origin = 'http://queue.example:80';
+    expect(await a.take(merchant, origin, 5, false)).toBe(0);
+    const first = await a.take(merchant, origin, 5, false); // put back: due in ~200 ms
+    await sleep(first + 10);
+    // Its turn: a newcomer does not get the token (someone put back is due), the returning one does.
+    expect(await b.take(merchant, origin, 5, false)).toBeGreaterThan(150);
+    expect(await a.take(merchant, origin, 5, true)).toBe(0);
+    // No token left now: even a returning delivery is put back (to the end of the line).
+    expect(await b.take(merchant, origin, 5, true)).toBeGreaterThan(0);
+  });
+
+  it('holds a burst of a tenth of a second above 20/s', async () => {
+    const origin = 'http://fast.example:80';
+    const waits = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).take(merchant, origin, 100, false)));
+    // 100/s: 10 tokens held at once; the rest put back 10 ms apart.
+    expect(waits.filter((w) => w === 0).length).toBe(10);
+  });
+});
 
 /**
  * The per-listener webhook throttle end to end (issue 16): a merchant's throttle of 5 deliveries per

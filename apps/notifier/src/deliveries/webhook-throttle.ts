@@ -7,8 +7,10 @@ import { throttleBucket } from '@app/webhooks';
  * at t − (burst − 1) × interval), and `b`, when the last delivery put back is due. Times are Redis's
  * clock in microseconds, so every notifier replica counts against the same bucket and clock.
  *
- * A delivery is taken when a token is free and none put back waits ahead of it (a delivery that
- * was put back itself, `returning`, may take a free token: its turn has come). Otherwise it is put
+ * A delivery is taken when a token is free and none put back waits ahead of it: the last one put
+ * back is given one interval past its due time to come back for its token, which no newcomer takes
+ * meanwhile (a delivery that was put back itself, `returning`, may take a free token: its turn has
+ * come). Otherwise it is put
  * back one interval after the last one put back (and no earlier than the next free token), so a
  * backlog comes back in the order it was put back, one per token, instead of all at once.
  *
@@ -22,7 +24,7 @@ local interval = tonumber(ARGV[1])
 local tau = (tonumber(ARGV[2]) - 1) * interval
 local tat = math.max(tonumber(redis.call('HGET', KEYS[1], 't') or '0'), now)
 local backlog = tonumber(redis.call('HGET', KEYS[1], 'b') or '0')
-if tat - now <= tau and (ARGV[3] == '1' or backlog <= now) then
+if tat - now <= tau and (ARGV[3] == '1' or backlog + interval <= now) then
   tat = tat + interval
   redis.call('HSET', KEYS[1], 't', string.format('%.0f', tat))
   redis.call('PEXPIRE', KEYS[1], math.ceil((math.max(tat, backlog) - now) / 1000) + 1000)
