@@ -94,7 +94,9 @@ export class ThrottleSettings {
     const value = this.read(merchantId).then((v) => v ?? null);
     this.cache.set(merchantId, { value, expiresAt: now + this.ttlMs });
     // A failed read is not kept: the next delivery reads again.
-    value.catch(() => this.cache.delete(merchantId));
+    value.catch(() => {
+      if (this.cache.get(merchantId)?.value === value) this.cache.delete(merchantId);
+    });
     return value;
   }
 }
