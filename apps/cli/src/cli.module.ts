@@ -29,6 +29,7 @@ import { ListenerDisableCommand, ListenerEnableCommand, ListenerListCommand } fr
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
 import { MerchantSetLimitsCommand } from './merchants/merchant-limits.command';
+import { MerchantSetWebhookThrottleCommand } from './merchants/webhook-throttle.command';
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
 import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } from './split/ledger.commands';
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
@@ -73,6 +74,7 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     MerchantCreateCommand,
     MerchantRotateKeyCommand,
     MerchantSetLimitsCommand,
+    MerchantSetWebhookThrottleCommand,
     TokenCardKeysRepository,
     VaultRotateKeyCommand,
     VaultRotationService,

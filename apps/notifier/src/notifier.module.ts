@@ -10,8 +10,7 @@ import { DeliveryWorker } from './deliveries/delivery.worker';
 import { DeliverySweeper } from './deliveries/delivery.sweeper';
 import { ListenerHealthRecorder } from './deliveries/listener-health.recorder';
 import { StatusChangedHandler } from './deliveries/status-changed.handler';
-
-const REDIS = Symbol('REDIS');
+import { REDIS } from './redis.token';
 
 @Module({})
 export class NotifierModule implements OnApplicationShutdown {

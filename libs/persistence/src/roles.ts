@@ -44,9 +44,13 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // HTTP: authenticates merchants, records sales (and removes one it could not send), reads
   // transactions, fee plans, recipients and payables, keeps idempotency records, and the /admin
   // dashboard (as a named operator, audited) reads and replays webhook deliveries, and the rate
-  // limiter reads the merchant's limits. No vault, no webhook secrets.
+  // limiter reads the merchant's limits, and the console's merchant page reads and sets the
+  // webhook throttle (that one column). No vault, no webhook secrets.
   gateway_api: {
-    merchants: { select: ['id', 'public_id', 'key_hash', 'rate_limit_writes_per_s', 'rate_limit_reads_per_s'] },
+    merchants: {
+      select: ['id', 'public_id', 'key_hash', 'rate_limit_writes_per_s', 'rate_limit_reads_per_s', 'webhook_throttle_per_s'],
+      update: ['webhook_throttle_per_s'],
+    },
     operators: {
       select: ['id', 'name', 'role', 'token_hash', 'created_at', 'created_by', 'revoked_at', 'revoked_by', 'last_used_at'],
       update: ['last_used_at'],
@@ -155,8 +159,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     payables: { insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'] },
   },
   // Webhooks: creates deliveries, claims and finishes attempts, sweeps overdue ones, reads the
-  // merchant's signing secrets (and its public id, for the audit trail), keeps listener health,
-  // disables a listener that keeps failing and records that in the audit trail.
+  // merchant's signing secrets (and its public id, for the audit trail) and webhook throttle, keeps
+  // listener health, disables a listener that keeps failing and records that in the audit trail.
   gateway_notifier: {
     merchants: {
       select: [
@@ -166,6 +170,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
         'webhook_secret_sealed',
         'previous_webhook_secret_sealed',
         'previous_secret_expires_at',
+        'webhook_throttle_per_s',
       ],
     },
     deliveries: {
@@ -212,6 +217,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
         'previous_secret_expires_at',
         'rate_limit_writes_per_s',
         'rate_limit_reads_per_s',
+        'webhook_throttle_per_s',
       ],
     },
     operators: {

@@ -28,6 +28,7 @@ import { loadConsoleAssets } from './assets';
 import { ConsoleKit, refusePage, subjectOf } from './console-kit';
 import { registerDeliveryRoutes } from './deliveries.routes';
 import { Frame, problemPage } from './layout';
+import { registerMerchantRoutes } from './merchants.routes';
 import { signInPage } from './views';
 
 /**
@@ -217,4 +218,5 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
     },
   };
   registerDeliveryRoutes(kit);
+  registerMerchantRoutes(kit);
 }

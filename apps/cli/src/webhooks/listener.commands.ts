@@ -1,6 +1,6 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { DeliveriesRepository, ListenerRow, ListenersRepository, ListenerState, MerchantsRepository } from '@app/persistence';
-import { listenerOrigin } from '@app/webhooks';
+import { listenerOrigin, throttleShown } from '@app/webhooks';
 import { releaseHeld } from '@app/webhooks/delivery';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliError, printJson, progress } from '../output';
@@ -20,10 +20,12 @@ function originOption(given: string | undefined): string {
   }
 }
 
-const printable = (r: ListenerRow & { held?: number }, merchantId: string) => ({
+const printable = (r: ListenerRow & { held?: number }, merchantId: string, throttlePerS: number | null) => ({
   merchantId,
   origin: r.origin,
   state: r.state,
+  // The merchant's webhook throttle, which each of its listeners gets (merchant:set-webhook-throttle).
+  webhookThrottlePerS: throttleShown(throttlePerS),
   disabledAt: r.disabled_at,
   disabledBy: r.disabled_by,
   failingSince: r.failing_since,
@@ -48,7 +50,8 @@ export class ListenerListCommand extends CommandRunner {
     if (o.state && !STATES.includes(o.state as ListenerState)) throw new CliError(`--state must be one of ${STATES.join(', ')}`);
     const publicId = await publicIdFor(this.merchants, merchantId);
     const rows = await this.listeners.list(merchantId, o.state as ListenerState | undefined);
-    printJson(rows.map((r) => printable(r, publicId)));
+    const throttle = (await this.merchants.webhookThrottleOf(merchantId)) ?? null;
+    printJson(rows.map((r) => printable(r, publicId, throttle)));
   }
 
   @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })

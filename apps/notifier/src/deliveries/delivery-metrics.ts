@@ -6,6 +6,11 @@ export const deliveryOutcomes = new Counter({
   labelNames: ['outcome'],
 });
 
+export const deliveriesThrottled = new Counter({
+  name: 'webhook_deliveries_throttled_total',
+  help: "Deliveries put back by their listener's throttle (not attempted, no attempt spent; they come back when a token is due)",
+});
+
 export const attemptDuration = new Histogram({
   name: 'webhook_attempt_duration_seconds',
   help: 'Duration of one webhook attempt, by error class (none on a 2xx)',

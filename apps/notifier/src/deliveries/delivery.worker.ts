@@ -1,4 +1,5 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import IORedis from 'ioredis';
 import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
 import {
   AttemptRecord,
@@ -12,9 +13,11 @@ import { SecretKeyMissingError, SecretOpenError } from '@app/vault/secrets';
 import { MAX_ATTEMPTS, retryDelayMs } from '@app/webhooks';
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, WEBHOOK_BACKOFF } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
-import { attemptDuration, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
+import { REDIS } from '../redis.token';
+import { attemptDuration, deliveriesThrottled, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
 import { HostSlots, Release } from './host-slots';
 import { ListenerHealthRecorder } from './listener-health.recorder';
+import { ListenerBuckets, ThrottleSettings } from './webhook-throttle';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { safeErrorText } from '@app/platform';
 
@@ -30,7 +33,12 @@ class RetryLater extends Error {
 
 const SECRET_UNUSABLE = "the merchant's sealed webhook secret does not open (tampered or copied from another row): nothing was sent";
 
-type Outcome = { next: 'done' } | { next: 'retry'; delayMs: number; reason: string } | { next: 'stop'; reason: string };
+type Outcome =
+  | { next: 'done' }
+  | { next: 'retry'; delayMs: number; reason: string }
+  | { next: 'stop'; reason: string }
+  /** Not attempted: over its listener's throttle, due again in `delayMs` (no attempt spent). */
+  | { next: 'later'; delayMs: number };
 
 /**
  * Delivers webhooks. The first attempt runs at once, in the handler of the status change (no
@@ -41,6 +49,12 @@ type Outcome = { next: 'done' } | { next: 'retry'; delayMs: number; reason: stri
  * time (HostSlots): an attempt over that cap waits a moment for a slot, and past that goes to
  * the queue (a job steps back without spending an attempt), so one slow listener never holds
  * every slot.
+ *
+ * A merchant's webhook throttle (deliveries per second to each listener) is checked once an
+ * attempt is claimed, right before the request: a delivery over it is not attempted, its claim is
+ * given back and it returns to the queue for when its listener's bucket (in Redis, shared by every
+ * replica: ListenerBuckets) has a token for it. That spends no attempt and says nothing about the
+ * listener's health. A merchant without a throttle costs no Redis call (ThrottleSettings caches it).
  */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -49,6 +63,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   private readonly sender: WebhookSender;
   private readonly slots: HostSlots;
   private readonly secrets = new Map<string, { value: WebhookSecrets; expiresAt: number }>();
+  private readonly throttles: ThrottleSettings;
+  private readonly buckets: ListenerBuckets;
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -56,9 +72,13 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     private readonly config: NotifierConfig,
     readonly queue: Queue,
     private readonly health: ListenerHealthRecorder,
+    // The queue's own connection: while Redis is down, a throttle check waits for it as the queue does.
+    @Inject(REDIS) redis: IORedis,
   ) {
     this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs);
     this.slots = new HostSlots(config.perDestination, config.slotWaitMs);
+    this.throttles = new ThrottleSettings((id) => this.merchants.webhookThrottleOf(id));
+    this.buckets = new ListenerBuckets(redis, config.base.queuePrefix);
     measureOldestPendingWith(() => this.deliveries.oldestOpenAgeSeconds());
   }
 
@@ -110,8 +130,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       await enqueueDelivery(this.queue, delivery, { delayMs: this.slots.deferMs(host) });
       return;
     }
-    const outcome = await this.attempt(claimed ? delivery : delivery.id, 1, slot);
+    const outcome = await this.attempt(claimed ? delivery : delivery.id, 1, slot, false);
     if (outcome.next === 'retry') await enqueueDelivery(this.queue, delivery, { offset: 1, delayMs: outcome.delayMs });
+    if (outcome.next === 'later') await enqueueDelivery(this.queue, delivery, { delayMs: outcome.delayMs, throttled: true });
   }
 
   private async runJob(job: Job<DeliveryJob>, token?: string): Promise<void> {
@@ -124,7 +145,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       await job.moveToDelayed(Date.now() + this.slots.deferMs(host), token);
       throw new DelayedError();
     }
-    const outcome = await this.attempt(job.data.deliveryId, offset + job.attemptsMade + 1, slot);
+    const outcome = await this.attempt(job.data.deliveryId, offset + job.attemptsMade + 1, slot, job.data.throttled === true);
+    if (outcome.next === 'later') {
+      // Over the listener's throttle: back to the queue for its turn, without spending an attempt;
+      // marked, so that when it runs again it takes the token kept for it.
+      if (!job.data.throttled) await job.updateData({ ...job.data, throttled: true });
+      await job.moveToDelayed(Date.now() + outcome.delayMs, token);
+      throw new DelayedError();
+    }
     if (outcome.next === 'retry') throw new RetryLater(outcome.reason, outcome.delayMs);
     if (outcome.next === 'stop') throw new UnrecoverableError(outcome.reason);
   }
@@ -132,9 +160,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   /**
    * One attempt; `position` is its place in the schedule (1 = the first). `delivery` is its id
    * (the attempt is claimed here) or the row already claimed for it. The host's slot is held
-   * until the listener has answered, not while the attempt is recorded.
+   * until the listener has answered, not while the attempt is recorded. `returning`: the delivery
+   * was put back by its listener's throttle before.
    */
-  private async attempt(delivery: string | DeliveryRow, position: number, slot: Release): Promise<Outcome> {
+  private async attempt(delivery: string | DeliveryRow, position: number, slot: Release, returning: boolean): Promise<Outcome> {
     let claimed: DeliveryRow | undefined;
     let result: SendResult;
     let startedAt: Date;
@@ -142,6 +171,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       claimed = typeof delivery === 'string' ? await this.deliveries.startAttempt(delivery) : delivery;
       if (!claimed) return { next: 'done' }; // settled meanwhile (or failed/blocked and not replayed)
       if (claimed.status === 'held') return { next: 'done' }; // its listener is disabled: enabling it releases the delivery
+      const laterMs = await this.throttleWaitMs(claimed, returning);
+      if (laterMs > 0) {
+        await this.deliveries.unclaim(claimed.id, claimed.attempts, new Date(Date.now() + laterMs));
+        return { next: 'later', delayMs: laterMs };
+      }
       let secrets: WebhookSecrets;
       try {
         secrets = await this.secretsOf(claimed.merchant_id);
@@ -215,6 +249,19 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     });
     deliveryOutcomes.inc({ outcome: 'retried' });
     return { next: 'retry', delayMs, reason: `delivery ${delivery.id} attempt ${attempt}: ${describe}` };
+  }
+
+  /**
+   * 0 when the delivery may be attempted now; otherwise the milliseconds until its listener's
+   * throttle has a token for it. No throttle set: no Redis call.
+   */
+  private async throttleWaitMs(d: DeliveryRow, returning: boolean): Promise<number> {
+    if (!d.origin) return 0; // created before listeners were tracked
+    const perS = await this.throttles.perSOf(d.merchant_id);
+    if (perS === null) return 0;
+    const waitMs = await this.buckets.take(d.merchant_id, d.origin, perS, returning);
+    if (waitMs > 0) deliveriesThrottled.inc();
+    return waitMs;
   }
 
   /** Cached for a few seconds: a rotated secret signs within that. */

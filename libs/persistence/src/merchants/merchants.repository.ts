@@ -155,6 +155,24 @@ export class MerchantsRepository {
     return rows[0] && limitsOf(rows[0]);
   }
 
+  /** The merchant's webhook throttle in deliveries per second to each listener (null: none); undefined without such a merchant. */
+  async webhookThrottleOf(id: string): Promise<number | null | undefined> {
+    if (!isUuid(id)) return undefined;
+    const rows: { per_s: number | null }[] = await this.db.query('SELECT webhook_throttle_per_s AS per_s FROM merchants WHERE id = $1', [
+      id.toLowerCase(),
+    ]);
+    return rows.length ? rows[0].per_s : undefined;
+  }
+
+  /** Sets the merchant's webhook throttle (null: none); the value as it now stands, undefined without such a merchant. */
+  async setWebhookThrottle(id: string, perS: number | null): Promise<{ perS: number | null } | undefined> {
+    const [rows]: [{ per_s: number | null }[], number] = await this.db.query(
+      'UPDATE merchants SET webhook_throttle_per_s = $2 WHERE id = $1 RETURNING webhook_throttle_per_s AS per_s',
+      [id, perS],
+    );
+    return rows[0] && { perS: rows[0].per_s };
+  }
+
   /** The public id of an internal id; undefined when there is no such merchant. */
   async publicIdOf(id: string): Promise<string | undefined> {
     if (!isUuid(id)) return undefined;

@@ -227,11 +227,13 @@ export class DeliveriesRepository {
   /**
    * Gives back a claim no attempt was made on (the delivery goes to the queue instead): only
    * while it is still that claim (`attempts` as claimed), never one another handler took since.
+   * `nextAttemptAt`: when it is due again, when that is known (a throttled delivery).
    */
-  async unclaim(id: string, attempts: number): Promise<void> {
+  async unclaim(id: string, attempts: number, nextAttemptAt?: Date): Promise<void> {
     await this.db.query(
-      `UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending' AND attempts = $2`,
-      [id, attempts],
+      `UPDATE deliveries SET status = 'pending', attempts = attempts - 1, next_attempt_at = coalesce($3, next_attempt_at), updated_at = now()
+       WHERE id = $1 AND status = 'sending' AND attempts = $2`,
+      [id, attempts, nextAttemptAt ?? null],
     );
   }
 

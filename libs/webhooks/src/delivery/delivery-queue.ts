@@ -12,6 +12,8 @@ export interface DeliveryJob {
   host?: string;
   /** Attempts made before this job (the first one runs inline): its runs continue the schedule. */
   offset?: number;
+  /** Put back by the listener's throttle: its turn has come when it runs (see the notifier's ListenerBuckets). */
+  throttled?: boolean;
 }
 
 /**
@@ -22,10 +24,12 @@ export interface DeliveryJob {
 export function enqueueDelivery(
   queue: Queue,
   delivery: { id: string; url: string },
-  opts: { replay?: number; offset?: number; delayMs?: number } = {},
+  opts: { replay?: number; offset?: number; delayMs?: number; throttled?: boolean } = {},
 ): Promise<unknown> {
   const offset = opts.offset ?? 0;
-  return queue.add(DELIVERY_QUEUE, { deliveryId: delivery.id, host: new URL(delivery.url).host, offset } satisfies DeliveryJob, {
+  const job: DeliveryJob = { deliveryId: delivery.id, host: new URL(delivery.url).host, offset };
+  if (opts.throttled) job.throttled = true;
+  return queue.add(DELIVERY_QUEUE, job, {
     jobId: opts.replay ? `${delivery.id}-r${opts.replay}` : delivery.id,
     delay: opts.delayMs,
     attempts: MAX_ATTEMPTS - offset,
