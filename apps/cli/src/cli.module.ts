@@ -11,6 +11,7 @@ import {
   ListenersRepository,
   OperatorsRepository,
   FeePlansRepository,
+  PortalLinksRepository,
   LedgerRepository,
   MerchantsRepository,
   RecipientsRepository,
@@ -29,6 +30,7 @@ import { ListenerDisableCommand, ListenerEnableCommand, ListenerListCommand } fr
 import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
 import { MerchantSetLimitsCommand } from './merchants/merchant-limits.command';
+import { MerchantPortalLinkCommand, MerchantPortalRevokeCommand } from './merchants/portal.commands';
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
 import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } from './split/ledger.commands';
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
@@ -73,6 +75,9 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     MerchantCreateCommand,
     MerchantRotateKeyCommand,
     MerchantSetLimitsCommand,
+    PortalLinksRepository,
+    MerchantPortalLinkCommand,
+    MerchantPortalRevokeCommand,
     TokenCardKeysRepository,
     VaultRotateKeyCommand,
     VaultRotationService,

@@ -89,6 +89,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     delivery_attempts: { select: 'all' },
     // Read by the console's listener page (issue 16); enabling and disabling is the operator's.
     listeners: { select: 'all' },
+    // The merchant portal checks each request's link (issued and revoked by the operator CLI only).
+    portal_links: { select: ['id', 'merchant_id', 'expires_at', 'revoked_at'] },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -189,7 +191,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // The operator CLI: merchants and their keys and webhook secrets, recipients, fee plans,
   // chargebacks (which lock the transaction and its settlement), ledger reports, acquirer
   // reconciliation, webhook listing and replays, listeners disabled and enabled (held deliveries
-  // released), operators and the audit trail, the webhook-secret key rotation, and the vault
+  // released), merchant portal links issued and revoked, operators and the audit trail, the webhook-secret key rotation, and the vault
   // passes: the key rotation rewraps data keys and the re-fingerprinting pass opens each card to
   // fingerprint it again (never the holder or billing).
   gateway_operator: {
@@ -245,6 +247,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
       update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
     },
+    portal_links: { select: 'all', insert: ['id', 'merchant_id', 'expires_at', 'created_by'], update: ['revoked_at', 'revoked_by'] },
   },
 };
 

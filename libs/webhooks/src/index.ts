@@ -3,3 +3,4 @@
 export * from './schedule';
 export * from './address-rules';
 export * from './listener-health';
+export * from './portal-link';
