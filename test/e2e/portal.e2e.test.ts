@@ -204,6 +204,27 @@ describe('the merchant portal in a browser', () => {
     expect(twice.stderr).toContain('revoked already');
   });
 
+  it('hostile filters, cursors, ids and paths answer 4xx pages, never 5xx', async () => {
+    const link = await issue(shopA, '1h');
+    const page = await newPage();
+    await page.goto(link.url);
+    await page.waitForURL(/\/portal\/deliveries$/);
+    for (const query of [
+      'after=%%%',
+      'from=-271821-04-20T00:00:00Z',
+      'state=nope',
+      'transaction=1 OR 1=1',
+      `merchant=${'9'.repeat(300)}`,
+    ]) {
+      const res = await page.request.get(`${stack.baseUrl}/portal/deliveries?${query}`);
+      expect([200, 400]).toContain(res.status());
+    }
+    expect((await page.request.get(`${stack.baseUrl}/portal/deliveries/${'-'.repeat(36)}`)).status()).toBe(404);
+    const nowhere = await page.request.get(`${stack.baseUrl}/portal/nowhere`);
+    expect(nowhere.status()).toBe(404);
+    expect(nowhere.headers()['content-security-policy']).toContain("default-src 'none'");
+  });
+
   it('the CLI refuses a bad --ttl, an unknown merchant and an unknown link, naming the option', async () => {
     for (const ttl of ['2w', '8d', '0s', 'soon']) {
       const run = await runCliRaw(['merchant:portal-link', '--merchant', shopA.merchantId, '--ttl', ttl], {
@@ -218,6 +239,6 @@ describe('the merchant portal in a browser', () => {
     const noLink = await runCliRaw(['merchant:portal-revoke', '--id', randomUUID()]);
     expect(noLink.code).not.toBe(0);
     expect(noLink.stderr).toContain('--id: no portal link');
-    expect((await db.query('SELECT count(*)::int AS n FROM portal_links WHERE merchant_id = $1', [shopA.internalId])).rows[0].n).toBe(3);
+    expect((await db.query('SELECT count(*)::int AS n FROM portal_links WHERE merchant_id = $1', [shopA.internalId])).rows[0].n).toBe(4);
   });
 });
