@@ -3,11 +3,18 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFi
 import { dirname, join } from 'node:path';
 
 /** The variables every app may need; apps fall back to `${DATA_DIR}/dev-keys.env` outside production. */
-export const KEY_VARIABLES = ['TRANSIT_KEYS', 'VAULT_KEKS', 'FINGERPRINT_KEYS', 'SECRETS_KEKS', 'CONSOLE_SESSION_KEY'] as const;
+export const KEY_VARIABLES = [
+  'TRANSIT_KEYS',
+  'VAULT_KEKS',
+  'FINGERPRINT_KEYS',
+  'SECRETS_KEKS',
+  'CONSOLE_SESSION_KEY',
+  'PORTAL_LINK_KEY',
+] as const;
 export type KeyVariable = (typeof KEY_VARIABLES)[number];
 export type KeySet = Record<KeyVariable, string>;
 /** Keys added to an existing dev keys file that lacks them (regenerating the others would orphan data). */
-const ADDABLE: KeyVariable[] = ['SECRETS_KEKS', 'CONSOLE_SESSION_KEY'];
+const ADDABLE: KeyVariable[] = ['SECRETS_KEKS', 'CONSOLE_SESSION_KEY', 'PORTAL_LINK_KEY'];
 
 const key32 = () => randomBytes(32).toString('base64');
 
@@ -20,6 +27,8 @@ export function generateKeys(): KeySet {
     SECRETS_KEKS: `s1:${key32()}`,
     // Signs the operator console's session cookies (the api only); no kid: a new key signs everyone out.
     CONSOLE_SESSION_KEY: key32(),
+    // Signs merchant portal links and the portal's session cookies (the api and the CLI); a new key ends every link.
+    PORTAL_LINK_KEY: key32(),
   };
 }
 
@@ -65,7 +74,7 @@ export function ensureDevKeys(dataDir: string): { file: string; keys: KeySet; cr
   chmodSync(file, 0o600);
   let parsed = parseEnvFile(readFileSync(file, 'utf8'));
   // A file from before a keyring existed gets it appended: nothing can be sealed under a key
-  // that was never there (SECRETS_KEKS and CONSOLE_SESSION_KEY came after the first quick starts).
+  // that was never there (SECRETS_KEKS, CONSOLE_SESSION_KEY and PORTAL_LINK_KEY came after the first quick starts).
   const addable = ADDABLE.filter((k) => !parsed[k]);
   if (addable.length) {
     const fresh = generateKeys();

@@ -1,33 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { Client } from 'pg';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { repoRoot } from '../../scripts/lib/processes';
+import type { Client } from 'pg';
+import type { Browser, Page } from 'playwright-core';
 import { Events } from '@app/contracts';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { SANDBOX_CARDS } from '../fixtures/cards';
-import { Listener } from '../support/listener';
-import { receiverOf, saleBody } from '../support/money';
-import { createMerchant, eventually, MerchantCredentials, runCli, Stack, startStack } from '../support/stack';
+import type { Listener } from '../support/listener';
+import { failedDelivery as failedOf, pageSuite, SHOTS } from '../support/pages';
+import { createMerchant, eventually, MerchantCredentials, runCli, Stack } from '../support/stack';
 
 jest.setTimeout(300_000);
-
-/** Debian's Chromium (.ci/run installs it when missing); CHROMIUM_PATH for another one. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** CONSOLE_SCREENSHOTS=1 refreshes the pictures in docs/console; otherwise they go to this run's log folder. */
-const SHOTS =
-  process.env.CONSOLE_SCREENSHOTS === '1'
-    ? join(repoRoot(), 'docs', 'console')
-    : join(process.env.TEST_LOG_DIR ?? join(repoRoot(), 'test', '.logs', 'adhoc'), 'console');
-
-interface DeliveryRow {
-  id: string;
-  status: string;
-  attempts: number;
-}
 
 /**
  * The failed-callback console in a real browser (Chromium driven by playwright-core): sign-in with
@@ -44,29 +28,11 @@ describe('the operator console in a browser', () => {
   let db: Client;
   const suffix = randomBytes(3).toString('hex');
   const tokens = { viewer: '', operator: '' };
-  const contexts: BrowserContext[] = [];
-
-  const deliveriesOf = async (transactionId: string): Promise<DeliveryRow[]> =>
-    (
-      await db.query('SELECT id, status, attempts FROM deliveries WHERE transaction_id = $1 ORDER BY created_at, id', [
-        transactionId.toLowerCase(),
-      ])
-    ).rows;
+  const suite = pageSuite();
+  const contexts = suite.contexts;
 
   /** A sale whose deliveries go to `path` on the listener, once all of them have failed. */
-  async function failedDelivery(path: string): Promise<DeliveryRow> {
-    const res = await receiverOf(stack.baseUrl, shop)('sale', saleBody(5_000, listener.url(path)));
-    expect(res.status).toBe(200);
-    return eventually(
-      async () => {
-        const rows = await deliveriesOf(res.json.transactionId);
-        expect(rows.length).toBeGreaterThan(0);
-        expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'failed'));
-        return rows[0];
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
-  }
+  const failedDelivery = (path: string) => failedOf({ stack, db, listener }, shop, path);
 
   async function signedIn(token: string): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -82,39 +48,11 @@ describe('the operator console in a browser', () => {
   const csrfOf = (page: Page) => page.getAttribute('input[name=_csrf]', 'value');
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-    mkdirSync(SHOTS, { recursive: true });
-    db = new Client({ connectionString: process.env.DATABASE_URL });
-    await db.connect();
-    listener = await new Listener().start();
-    stack = await startStack(
-      {},
-      {
-        envFor: {
-          notifier: {
-            WEBHOOK_SCHEDULE_SCALE: '0.0001',
-            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
-            WEBHOOK_TIMEOUT_MS: '3000',
-            WEBHOOK_SWEEP_INTERVAL_MS: '500',
-            WEBHOOK_SWEEP_GRACE_S: '1',
-          },
-        },
-      },
-    );
+    ({ stack, db, listener, browser } = suite);
     shop = await createMerchant('console shop');
     for (const role of ['viewer', 'operator'] as const) {
       tokens[role] = (await runCli<{ token: string }>(['operator:create', '--name', `console-${role}-${suffix}`, '--role', role])).token;
     }
-    // Running as root (CI) needs --no-sandbox; nothing else is loaded than the gateway's own pages.
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  });
-
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await stack?.stop();
-    await listener?.stop();
-    await db?.end();
   });
 
   it('an operator finds a failed delivery, reads its attempts, replays it and sees it succeed; the replay is audited', async () => {

@@ -11,6 +11,7 @@ import { DomainError, ErrorCodes } from '@app/contracts';
 import { AppModule } from './app.module';
 import { setUpAdmin } from './admin/admin.setup';
 import { setUpConsole } from './console/console.setup';
+import { setUpPortal } from './console/portal.setup';
 import { registerJsonBodyParser } from './http/json-body';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
@@ -42,12 +43,12 @@ async function bootstrap(): Promise<void> {
     reply.header('x-request-id', req.id);
     runWithCorrelationId(req.id, done);
   });
-  // WIRE.md 1: only JSON is accepted (the console's forms, under /console, excepted). Checked
+  // WIRE.md 1: only JSON is accepted (the console's and the portal's forms, under /console and /portal, excepted). Checked
   // before any parser runs, so a form or text body is a 415 whatever parsers the framework registered.
   fastify.addHook('onRequest', (req, _reply, done) => {
     if (
       req.method === 'POST' &&
-      !/^\/(admin|console)(\/|$)/.test(req.routeOptions?.url ?? '') &&
+      !/^\/(admin|console|portal)(\/|$)/.test(req.routeOptions?.url ?? '') &&
       !JSON_TYPE.test(req.headers['content-type'] ?? '')
     ) {
       done(new DomainError('media_type', ErrorCodes.UnsupportedMediaType, 'Content-Type must be application/json.'));
@@ -63,6 +64,7 @@ async function bootstrap(): Promise<void> {
 
   // The console first: it registers the cookie parser the admin hook reads the console session with.
   await setUpConsole(app);
+  await setUpPortal(app);
   await setUpAdmin(app);
 
   const doc = new DocumentBuilder()

@@ -11,6 +11,7 @@ import {
   ListenersRepository,
   OperatorsRepository,
   FeePlansRepository,
+  PortalLinksRepository,
   LedgerRepository,
   MerchantsRepository,
   RecipientsRepository,
@@ -30,6 +31,7 @@ import { CliConfig, loadCliConfig } from './config/cli.config';
 import { MerchantCreateCommand, MerchantRotateKeyCommand } from './merchants/merchant.commands';
 import { MerchantSetLimitsCommand } from './merchants/merchant-limits.command';
 import { MerchantSetWebhookThrottleCommand } from './merchants/webhook-throttle.command';
+import { MerchantPortalLinkCommand, MerchantPortalRevokeCommand } from './merchants/portal.commands';
 import { FeesSetCommand, FeesShowCommand } from './split/fee.commands';
 import { ChargebackRecordCommand, LedgerVerifyCommand, PayablesListCommand } from './split/ledger.commands';
 import { RecipientApproveCommand, RecipientCreateCommand, RecipientListCommand } from './split/recipient.commands';
@@ -75,6 +77,9 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     MerchantRotateKeyCommand,
     MerchantSetLimitsCommand,
     MerchantSetWebhookThrottleCommand,
+    PortalLinksRepository,
+    MerchantPortalLinkCommand,
+    MerchantPortalRevokeCommand,
     TokenCardKeysRepository,
     VaultRotateKeyCommand,
     VaultRotationService,

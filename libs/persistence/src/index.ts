@@ -19,3 +19,4 @@ export * from './operators/console-sessions.repository';
 export * from './merchants/webhook-secret-seal';
 export * from './roles';
 export * from './webhooks/listeners.repository';
+export * from './merchants/portal-links.repository';

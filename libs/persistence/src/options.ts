@@ -14,6 +14,7 @@ import { MerchantRateLimits1764800000000 } from './migrations/1764800000000-merc
 import { DatabaseRoles1764900000000 } from './migrations/1764900000000-database-roles';
 import { Listeners1765000000000 } from './migrations/1765000000000-listeners';
 import { WebhookThrottle1765300000000 } from './migrations/1765300000000-webhook-throttle';
+import { PortalLinks1765400000000 } from './migrations/1765400000000-portal-links';
 import { ConsoleSessions1765600000000 } from './migrations/1765600000000-console-sessions';
 
 export const MIGRATIONS = [
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   DatabaseRoles1764900000000,
   Listeners1765000000000,
   WebhookThrottle1765300000000,
+  PortalLinks1765400000000,
   ConsoleSessions1765600000000,
 ];
 

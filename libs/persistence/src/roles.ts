@@ -100,6 +100,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       update: ['ended_at', 'last_seen_at'],
       delete: true,
     },
+    // The merchant portal checks each request's link (issued and revoked by the operator CLI only).
+    portal_links: { select: ['id', 'merchant_id', 'expires_at', 'revoked_at'] },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -201,7 +203,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // The operator CLI: merchants and their keys and webhook secrets, recipients, fee plans,
   // chargebacks (which lock the transaction and its settlement), ledger reports, acquirer
   // reconciliation, webhook listing and replays, listeners disabled and enabled (held deliveries
-  // released), operators and the audit trail, the webhook-secret key rotation, and the vault
+  // released), merchant portal links issued and revoked, operators and the audit trail, the webhook-secret key rotation, and the vault
   // passes: the key rotation rewraps data keys and the re-fingerprinting pass opens each card to
   // fingerprint it again (never the holder or billing).
   gateway_operator: {
@@ -260,6 +262,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     },
     // operator:revoke ends the revoked operator's console sessions in its own transaction.
     console_sessions: { select: ['operator_id', 'ended_at'], update: ['ended_at'] },
+    portal_links: { select: 'all', insert: ['id', 'merchant_id', 'expires_at', 'created_by'], update: ['revoked_at', 'revoked_by'] },
   },
 };
 
@@ -288,6 +291,7 @@ export const MIGRATED_TABLES: Readonly<Record<string, string>> = {
   operators: 'Operators1764700000000',
   audit_events: 'Operators1764700000000',
   listeners: 'Listeners1765000000000',
+  portal_links: 'PortalLinks1765400000000',
   console_sessions: 'ConsoleSessions1765600000000',
 };
 

@@ -4,3 +4,4 @@ export * from './schedule';
 export * from './address-rules';
 export * from './listener-health';
 export * from './throttle';
+export * from './portal-link';

@@ -22,6 +22,8 @@ export class ApiConfig {
   rateLimits: RateLimitConfig;
   /** Signs the operator console's session cookies (CONSOLE_SESSION_KEY, at least 32 characters). */
   consoleSessionKey: string;
+  /** Signs merchant portal links and the portal's session cookies (PORTAL_LINK_KEY, at least 32 characters; see portal-link.ts). */
+  portalLinkKey: string;
 }
 
 /** Per-merchant request budgets (issue 14 item 7; docs/OPERATIONS.md "Rate limits"). */
@@ -44,6 +46,8 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
   const consoleSessionKey = readKeyVariable(r, base, 'CONSOLE_SESSION_KEY');
   if (consoleSessionKey && consoleSessionKey.length < 32)
     r.problem('CONSOLE_SESSION_KEY must be at least 32 characters (32 random bytes in base64)');
+  const portalLinkKey = readKeyVariable(r, base, 'PORTAL_LINK_KEY');
+  if (portalLinkKey && portalLinkKey.length < 32) r.problem('PORTAL_LINK_KEY must be at least 32 characters (32 random bytes in base64)');
   const cfg: ApiConfig = {
     base,
     host: r.str('HOST', '127.0.0.1'),
@@ -66,6 +70,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       burstWindowS: r.int('RATE_LIMIT_BURST_WINDOW_S', 10, 1, 3_600),
     },
     consoleSessionKey,
+    portalLinkKey,
   };
   r.done('api');
   return cfg;

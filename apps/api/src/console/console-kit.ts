@@ -5,21 +5,40 @@ import { ApiConfig } from '../config/api.config';
 import { Frame, problemPage } from './layout';
 
 /**
- * What every group of console routes is given: the Fastify scope under /console (the session
- * preHandler and the security headers already on it), the Nest app to get repositories from, and
- * the helpers every page and action uses.
+ * What the pages of a scope are given: the Fastify scope (its session check and security headers
+ * already on it), the Nest app to get repositories from, and the helpers every page and action uses.
+ * The console's and the merchant portal's (portal.setup.ts) are both this.
  */
-export interface ConsoleKit {
+export interface PageKit {
   scope: FastifyInstance;
   app: NestFastifyApplication;
-  config: ApiConfig;
   audit: AuditTrail;
   /** The preHandler that checks a POST's CSRF token (after the session check). */
   csrf: preHandlerHookHandler;
-  /** The signed-in operator (set by the session preHandler; every route but sign-in has one). */
-  operatorOf: (req: FastifyRequest) => OperatorRow;
   frame: (req: FastifyRequest, reply: FastifyReply, title: string) => Frame;
   send: (reply: FastifyReply, status: number, body: string) => FastifyReply;
+}
+
+/** The delivery pages (deliveries.routes.ts) as the console or the portal serves them. */
+export interface DeliveryPagesKit extends PageKit {
+  /** Where the pages' links and forms point. */
+  base: '/console' | '/portal';
+  /** The only merchant whose deliveries this request may see and replay (the portal's link), or undefined: all (the console). */
+  merchantScope: (req: FastifyRequest) => string | undefined;
+  /** Whether the detail page offers the replay button. */
+  canReplay: (req: FastifyRequest) => boolean;
+  /**
+   * The audit subject of a replay of delivery `id` when this request may replay it; otherwise the
+   * refusal has been recorded and answered, and it gives undefined.
+   */
+  replayer: (req: FastifyRequest, reply: FastifyReply, id: string) => Promise<AuditSubject | undefined>;
+}
+
+/** What every group of console routes is given: a PageKit under /console, and the signed-in operator and their role. */
+export interface ConsoleKit extends PageKit {
+  config: ApiConfig;
+  /** The signed-in operator (set by the session preHandler; every route but sign-in has one). */
+  operatorOf: (req: FastifyRequest) => OperatorRow;
   /**
    * True when the signed-in operator holds `role`; otherwise records the refusal in the audit
    * trail, answers 403 with a page naming the role needed, and answers false.

@@ -1,12 +1,9 @@
 import fastifyCookie from '@fastify/cookie';
-import fastifyCsrf from '@fastify/csrf-protection';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger } from '@nestjs/common';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   AuditTrail,
   ConsoleSessionsRepository,
-  errorClassOf,
   looksLikeOperatorToken,
   OperatorRow,
   operatorTokenHash,
@@ -28,27 +25,12 @@ import { loadConsoleAssets } from './assets';
 import { ConsoleKit, refusePage, subjectOf } from './console-kit';
 import { registerDeliveryRoutes } from './deliveries.routes';
 import { Frame, problemPage } from './layout';
+import { pageCsrf, sendPage, setUpPageScope } from './page-scope';
 import { registerMerchantRoutes } from './merchants.routes';
 import { signInPage } from './views';
 
-/**
- * Every console answer: scripts and styles from this origin only (no inline script), no framing,
- * forms posting back here only, nothing cached.
- */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
-
 /** The operator a console request was authenticated as (set by the preHandler). */
 const signedIn = new WeakMap<FastifyRequest, OperatorRow>();
-const logger = new Logger('Console');
 /** The cookie holding the CSRF secret (signed, HttpOnly, Path=/console). */
 const CSRF_COOKIE = 'gw_csrf';
 
@@ -82,50 +64,16 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   const reader: SessionReader = { fastify: scope, sessions, production };
   const csrfCookie = { path: '/console', sameSite: 'strict' as const, httpOnly: true, signed: true, secure: production };
 
-  await scope.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: CSRF_COOKIE, cookieOpts: csrfCookie });
-  // Forms post application/x-www-form-urlencoded; the rest of the api accepts JSON only (main.ts).
-  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
-
-  scope.addHook('onRequest', (_req, reply, done) => {
-    void reply
-      .header('content-security-policy', CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .header('x-frame-options', 'DENY')
-      .header('cache-control', 'no-store');
-    done();
-  });
   /** Every POST route's token check (after the session check of the preHandler hook below). */
-  const csrf: preHandlerHookHandler = (req, reply, done) => scope.csrfProtection(req, reply, done);
+  const csrf = await pageCsrf(scope, CSRF_COOKIE, production);
 
   const frame = (req: FastifyRequest, reply: FastifyReply, title: string): Frame => ({
     title,
     operator: signedIn.get(req),
     csrf: reply.generateCsrf(),
   });
-  const send = (reply: FastifyReply, status: number, body: string) =>
-    reply.code(status).header('content-type', 'text/html; charset=utf-8').send(body);
-
-  // A refused CSRF token (403 from @fastify/csrf-protection) or any other failure: a page, never a stack
-  // or a driver's message (which could quote what was sent).
-  scope.setErrorHandler((error: FastifyError, req, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    const text =
-      status === 403
-        ? 'The form was stale or not sent from the console (CSRF check failed): reload the page and try again.'
-        : status === 500
-          ? 'Something failed on the server; see the api log for this request id.'
-          : 'The request was not valid.';
-    // The class only: a driver's message could quote what was sent.
-    if (status === 500) logger.error(`console request ${req.id} failed: ${errorClassOf(error)}`);
-    return send(
-      reply,
-      status,
-      problemPage({ title: String(status), operator: signedIn.get(req), csrf: reply.generateCsrf() }, status, text),
-    );
-  });
+  const send = sendPage;
+  setUpPageScope(scope, assets, frame);
 
   // Sign-in required for everything but the sign-in form and the assets (each POST route checks its CSRF token after this).
   scope.addHook('preHandler', async (req, reply) => {
@@ -143,15 +91,6 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
     }
     signedIn.set(req, operator);
     await operators.touch(operator.id);
-  });
-
-  // An unknown /console path is a console page too (signed in, with the same headers).
-  scope.setNotFoundHandler((req, reply) => send(reply, 404, problemPage(frame(req, reply, 'Not found'), 404, 'No such page.')));
-
-  scope.get('/assets/:file', (req, reply) => {
-    const asset = assets.get((req.params as { file: string }).file);
-    if (!asset) return reply.code(404).send();
-    return reply.header('content-type', asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
   });
 
   scope.get('/', (_req, reply) => reply.redirect('/console/overview', 303));

@@ -11,7 +11,7 @@ import {
 } from '@app/persistence';
 import { replayDelivery } from '@app/webhooks/delivery';
 import { AdminQueues } from '../admin/admin-queues';
-import { ConsoleKit, subjectOf } from './console-kit';
+import { ConsoleKit, DeliveryPagesKit, subjectOf } from './console-kit';
 import { problemPage } from './layout';
 import { deliveriesPage, detailPage, overviewPage } from './views';
 
@@ -23,35 +23,60 @@ const PG_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2
 const ANSWER_BYTES = 1024;
 
 /**
- * The overview, the deliveries list (keyset pages), a delivery's detail and its replay. Reading
- * needs the viewer role; replaying the operator role, checked by the server (a viewer's POST is
- * refused with 403 and recorded as refused in the audit trail). A replay is audited like the
- * CLI's and /admin's: action webhooks:replay, attempted then its outcome.
+ * The console's overview and delivery pages. Reading needs the viewer role; replaying the operator
+ * role, checked by the server (a viewer's POST is refused with 403 and recorded as refused in the
+ * audit trail). A replay is audited like the CLI's and /admin's: action webhooks:replay, attempted
+ * then its outcome.
  */
 export function registerDeliveryRoutes(kit: ConsoleKit): void {
-  const { scope, app, audit, csrf, frame, send } = kit;
+  const reads = kit.app.get(DeliveryConsoleRepository);
+  const merchants = kit.app.get(MerchantsRepository);
+
+  kit.scope.get('/overview', async (req, reply) => {
+    const o = await reads.overview();
+    const ids = await merchants.publicIdsOf(o.failingListeners.map((l) => l.merchant_id));
+    const failing = o.failingListeners.map((l) => ({ ...l, merchant: ids.get(l.merchant_id) ?? l.merchant_id }));
+    return kit.send(reply, 200, overviewPage(kit.frame(req, reply, 'Overview'), { ...o, failing }));
+  });
+
+  registerDeliveryPages({
+    ...kit,
+    base: '/console',
+    merchantScope: () => undefined,
+    canReplay: (req) => roleAllows(kit.operatorOf(req).role, 'operator'),
+    replayer: async (req, reply, id) =>
+      (await kit.allowed(req, reply, 'operator', 'webhooks:replay', id))
+        ? subjectOf(req, kit.operatorOf(req), 'webhooks:replay', id)
+        : undefined,
+  });
+}
+
+/**
+ * The deliveries list (keyset pages), a delivery's detail and its replay, for the console (every
+ * merchant) and the merchant portal (kit.merchantScope: one merchant, in SQL: a filter cannot widen
+ * it, and another merchant's delivery answers 404 exactly as a missing one).
+ */
+export function registerDeliveryPages(kit: DeliveryPagesKit): void {
+  const { scope, app, audit, csrf, frame, send, base } = kit;
   const deliveries = app.get(DeliveriesRepository);
   const reads = app.get(DeliveryConsoleRepository);
   const merchants = app.get(MerchantsRepository);
   const queues = app.get(AdminQueues);
-
-  scope.get('/overview', async (req, reply) => {
-    const o = await reads.overview();
-    const ids = await merchants.publicIdsOf(o.failingListeners.map((l) => l.merchant_id));
-    const failing = o.failingListeners.map((l) => ({ ...l, merchant: ids.get(l.merchant_id) ?? l.merchant_id }));
-    return send(reply, 200, overviewPage(frame(req, reply, 'Overview'), { ...o, failing }));
-  });
+  const notFound = (req: Parameters<typeof frame>[0], reply: Parameters<typeof frame>[1]) =>
+    send(reply, 404, problemPage(frame(req, reply, 'Delivery'), 404, 'No such delivery.'));
 
   scope.get('/deliveries', async (req, reply) => {
     const raw = req.query as Record<string, unknown>;
     const query: Record<string, string> = {};
-    for (const k of ['merchant', 'state', 'host', 'transaction', 'event', 'from', 'to']) {
+    const scoped = kit.merchantScope(req);
+    // In the portal there is no merchant filter: the scope is the link's merchant, whatever the query says.
+    for (const k of [...(scoped ? [] : ['merchant']), 'state', 'host', 'transaction', 'event', 'from', 'to']) {
       const v = raw[k];
       if (typeof v === 'string' && v.trim() !== '') query[k] = v.trim().slice(0, 256);
     }
     const f = frame(req, reply, 'Deliveries');
     const problem = (text: string) => send(reply, 400, deliveriesPage(f, { query, rows: [], problem: text }));
-    const merchantId = query.merchant === undefined ? undefined : await merchants.resolve(query.merchant);
+    const merchantId = scoped ?? (query.merchant === undefined ? undefined : await merchants.resolve(query.merchant));
     if (query.merchant !== undefined && !merchantId) return problem('No merchant has that id (10 digits, as merchant:create printed it).');
     if (query.state !== undefined && !STATUSES.includes(query.state as DeliveryStatus))
       return problem(`State must be one of ${STATUSES.join(', ')}.`);
@@ -88,9 +113,9 @@ export function registerDeliveryRoutes(kit: ConsoleKit): void {
 
   scope.get('/deliveries/:id', async (req, reply) => {
     const id = (req.params as { id: string }).id;
-    const d = UUID.test(id) ? await deliveries.find(id) : undefined;
+    const d = UUID.test(id) ? await deliveries.find(id, kit.merchantScope(req)) : undefined;
+    if (!d) return notFound(req, reply);
     const f = frame(req, reply, 'Delivery');
-    if (!d) return send(reply, 404, problemPage(f, 404, 'No such delivery.'));
     const attempts = (await deliveries.attemptsOf(d.id)) as {
       attempt: number;
       started_at: Date;
@@ -124,29 +149,28 @@ export function registerDeliveryRoutes(kit: ConsoleKit): void {
           // Masked before it is cut: a card number straddling the cut must be seen whole to be masked.
           answer: a.response_body === null ? null : firstBytes(maskCardLike(a.response_body), ANSWER_BYTES),
         })),
-        canReplay: roleAllows(f.operator!.role, 'operator'),
+        canReplay: kit.canReplay(req),
         notice,
       }),
     );
   });
 
   scope.post('/deliveries/:id/replay', { preHandler: csrf }, async (req, reply) => {
-    const operator = kit.operatorOf(req);
     const id = (req.params as { id: string }).id;
-    if (!UUID.test(id)) return send(reply, 404, problemPage(frame(req, reply, 'Delivery'), 404, 'No such delivery.'));
-    if (!(await kit.allowed(req, reply, 'operator', 'webhooks:replay', id))) return reply;
-    const subject = subjectOf(req, operator, 'webhooks:replay', id);
+    if (!UUID.test(id)) return notFound(req, reply);
+    const subject = await kit.replayer(req, reply, id);
+    if (!subject) return reply;
     try {
       await audit.run(subject, async () => {
-        const outcome = await replayDelivery(deliveries, queues.delivery, id);
+        const outcome = await replayDelivery(deliveries, queues.delivery, id, kit.merchantScope(req));
         if (outcome !== 'queued') throw new RefusedError(outcome);
       });
     } catch (e) {
       if (!(e instanceof RefusedError)) throw e;
-      if (e.message === 'not_found') return send(reply, 404, problemPage(frame(req, reply, 'Delivery'), 404, 'No such delivery.'));
-      return reply.redirect(`/console/deliveries/${id.toLowerCase()}?replay=refused`, 303);
+      if (e.message === 'not_found') return notFound(req, reply);
+      return reply.redirect(`${base}/deliveries/${id.toLowerCase()}?replay=refused`, 303);
     }
-    return reply.redirect(`/console/deliveries/${id.toLowerCase()}?replay=queued`, 303);
+    return reply.redirect(`${base}/deliveries/${id.toLowerCase()}?replay=queued`, 303);
   });
 }
 

@@ -15,7 +15,15 @@ export interface Frame {
   operator?: Pick<OperatorRow, 'name' | 'role'>;
   csrf: string;
   scripts?: string[];
+  /** '/portal' for the merchant portal's pages (no console header, its own assets and links); the console's otherwise. */
+  base?: '/console' | '/portal';
+  /** The portal's header: whose deliveries these are and until when the link works. */
+  portal?: { merchant: string; expiresAt: Date };
+  /** Where the browser goes next on its own (a meta refresh: no script needed). */
+  refresh?: string;
 }
+
+export const baseOf = (f: Pick<Frame, 'base'>) => f.base ?? '/console';
 
 export const when = (d: Date | string | null | undefined) =>
   d
@@ -26,21 +34,34 @@ export const when = (d: Date | string | null | undefined) =>
     : '—';
 export const state = (s: string) => html`<span class="state state-${s}">${s}</span>`;
 
-/** Every page: the stylesheet, a header with the pages and sign-out, and scripts from /console/assets only. */
+/**
+ * Every page: the stylesheet, a header with the pages and sign-out (in the portal: the merchant and
+ * the link's expiry, nothing of the console), and scripts from the scope's own assets only.
+ */
 export function page(f: Frame, body: SafeHtml): string {
+  const base = baseOf(f);
   return html`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${f.title} · gateway console</title>
+        <title>${f.title} · ${base === '/portal' ? 'webhook deliveries' : 'gateway console'}</title>
         <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/console/assets/console.css" />
-        ${(f.scripts ?? []).includes('uplot.js') ? html`<link rel="stylesheet" href="/console/assets/uplot.css" />` : ''}
+        ${f.refresh ? html`<meta http-equiv="refresh" content="0;url=${f.refresh}" />` : ''}
+        <link rel="stylesheet" href="${base}/assets/console.css" />
+        ${(f.scripts ?? []).includes('uplot.js') ? html`<link rel="stylesheet" href="${base}/assets/uplot.css" />` : ''}
       </head>
       <body>
         <header>
-          <strong>Gateway console</strong>
+          ${
+            base === '/portal'
+              ? html`<strong>Webhook deliveries</strong> ${
+                    f.portal
+                      ? html`<span class="who">merchant ${f.portal.merchant} · this link works until ${when(f.portal.expiresAt)}</span>`
+                      : ''
+                  }`
+              : html`<strong>Gateway console</strong>`
+          }
           ${
             f.operator
               ? html`${NAV.map(([href, label]) => html`<a href="${href}">${label}</a> `)}
@@ -52,17 +73,21 @@ export function page(f: Frame, body: SafeHtml): string {
           }
         </header>
         <main>${body}</main>
-        ${(f.scripts ?? []).map((s) => html`<script src="/console/assets/${s}"></script>`)}
+        ${(f.scripts ?? []).map((s) => html`<script src="${base}/assets/${s}"></script>`)}
       </body>
     </html> `.value;
 }
 
 export function problemPage(f: Frame, status: number, text: string): string {
+  const back =
+    baseOf(f) === '/portal'
+      ? f.portal && html`<p><a href="/portal/deliveries">Back to the deliveries</a></p>`
+      : html`<p><a href="/console/overview">Back to the console</a></p>`;
   return page(
     { ...f, title: String(status) },
     html`<h1>${status}</h1>
       <p class="error" role="alert">${text}</p>
-      <p><a href="/console/overview">Back to the console</a></p>`,
+      ${back}`,
   );
 }
 

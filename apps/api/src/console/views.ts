@@ -1,7 +1,7 @@
 import type { DeliveryListRow, DeliveryOverview, DeliveryRow } from '@app/persistence';
 import { DELIVERY_STATUSES } from '@app/persistence';
 import { html } from './html';
-import { Frame, hostOf, page, state, when } from './layout';
+import { baseOf, Frame, hostOf, page, state, when } from './layout';
 
 export function signInPage(csrf: string, problem?: string): string {
   return page(
@@ -30,16 +30,19 @@ export interface ListView {
 
 const STATES = ['', ...DELIVERY_STATUSES];
 
+/** The deliveries list; in the portal (one merchant) without the merchant filter and column. */
 export function deliveriesPage(f: Frame, v: ListView): string {
   const q = v.query;
+  const base = baseOf(f);
+  const everyMerchant = base === '/console';
   const field = (name: string, label: string, type = 'text', placeholder = '') =>
     html`<label>${label}<input name="${name}" type="${type}" value="${q[name] ?? ''}" placeholder="${placeholder}" /></label>`;
-  const nextHref = v.next ? `/console/deliveries?${new URLSearchParams({ ...q, after: v.next }).toString()}` : undefined;
+  const nextHref = v.next ? `${base}/deliveries?${new URLSearchParams({ ...q, after: v.next }).toString()}` : undefined;
   return page(
     f,
     html`<h1>Deliveries</h1>
-      <form class="filters" method="get" action="/console/deliveries">
-        ${field('merchant', 'Merchant id', 'text', '10 digits')}
+      <form class="filters" method="get" action="${base}/deliveries">
+        ${everyMerchant ? field('merchant', 'Merchant id', 'text', '10 digits') : ''}
         <label
           >State<select name="state">
             ${STATES.map((s) => html`<option value="${s}" ${q.state === s ? html` selected` : ''}>${s || 'any'}</option>`)}
@@ -48,7 +51,7 @@ export function deliveriesPage(f: Frame, v: ListView): string {
         ${field('host', 'Listener host', 'text', 'shop.example')} ${field('transaction', 'Transaction id', 'text', 'uuid')}
         ${field('event', 'Event', 'text', 'transaction.status')} ${field('from', 'From (UTC)', 'datetime-local')}
         ${field('to', 'To (UTC)', 'datetime-local')}
-        <button type="submit">Filter</button> <a href="/console/deliveries">clear</a>
+        <button type="submit">Filter</button> <a href="${base}/deliveries">clear</a>
       </form>
       ${v.problem ? html`<p class="error" role="alert">${v.problem}</p>` : ''}
       <table id="deliveries">
@@ -59,7 +62,7 @@ export function deliveriesPage(f: Frame, v: ListView): string {
             <th>Attempts</th>
             <th>Next attempt</th>
             <th>Last error</th>
-            <th>Merchant</th>
+            ${everyMerchant ? html`<th>Merchant</th>` : ''}
             <th>Event</th>
             <th>Listener</th>
             <th>Delivery</th>
@@ -74,10 +77,10 @@ export function deliveriesPage(f: Frame, v: ListView): string {
                 <td>${r.attempts}</td>
                 <td>${r.status === 'pending' ? when(r.next_attempt_at) : '—'}</td>
                 <td>${r.last_error_class ?? '—'}${r.last_http_status ? ` (${r.last_http_status})` : ''}</td>
-                <td>${r.merchant}</td>
+                ${everyMerchant ? html`<td>${r.merchant}</td>` : ''}
                 <td>${r.event}</td>
                 <td>${hostOf(r.url)}</td>
-                <td><a href="/console/deliveries/${r.id}">${r.id.slice(0, 8)}…</a></td>
+                <td><a href="${base}/deliveries/${r.id}">${r.id.slice(0, 8)}…</a></td>
               </tr>`,
           )}
         </tbody>
@@ -148,7 +151,7 @@ export function detailPage(f: Frame, v: DetailView): string {
       ${
         replayable
           ? v.canReplay
-            ? html`<form method="post" action="/console/deliveries/${d.id}/replay">
+            ? html`<form method="post" action="${baseOf(f)}/deliveries/${d.id}/replay">
                 <input type="hidden" name="_csrf" value="${f.csrf}" />
                 <p>
                   <button class="primary" id="replay" type="submit">Replay this delivery</button>

@@ -1,6 +1,6 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
 import { readDefaultFeePlan } from '@app/boot';
-import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
+import { BaseConfig, EnvReader, readBaseConfig, readDevKeys } from '@app/platform';
 
 export class CliConfig {
   base: BaseConfig;
@@ -9,6 +9,13 @@ export class CliConfig {
   webhookSecretGraceHours: number;
   /** GATEWAY_OPERATOR_TOKEN: who runs the command (its role and audit trail entries). */
   operatorToken?: string;
+  /**
+   * PORTAL_LINK_KEY (the api's, see portal-link.ts): signs merchant portal links. Only
+   * merchant:portal-link needs it, so a CLI without it runs every other command.
+   */
+  portalLinkKey?: string;
+  /** PUBLIC_BASE_URL: where merchants reach the api (the start of a portal link); http://127.0.0.1:$PORT outside production. */
+  publicBaseUrl?: string;
 }
 
 export function loadCliConfig(env: NodeJS.ProcessEnv = process.env): CliConfig {
@@ -20,6 +27,16 @@ export function loadCliConfig(env: NodeJS.ProcessEnv = process.env): CliConfig {
     webhookSecretGraceHours: r.int('WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 720),
     operatorToken: r.optional('GATEWAY_OPERATOR_TOKEN')?.trim(),
   };
+  cfg.portalLinkKey =
+    r.optional('PORTAL_LINK_KEY') ?? (cfg.base.nodeEnv === 'development' ? readDevKeys(cfg.base.dataDir).PORTAL_LINK_KEY : undefined);
+  if (cfg.portalLinkKey !== undefined && cfg.portalLinkKey.length < 32) r.problem('PORTAL_LINK_KEY must be at least 32 characters');
+  const publicBase =
+    r.optional('PUBLIC_BASE_URL') ?? (cfg.base.nodeEnv === 'production' ? undefined : `http://127.0.0.1:${r.int('PORT', 3000, 1, 65535)}`);
+  if (publicBase !== undefined) {
+    const url = r.parse('PUBLIC_BASE_URL', () => new URL(publicBase));
+    if (url && !/^https?:$/.test(url.protocol)) r.problem('PUBLIC_BASE_URL must be an http(s) URL such as https://pay.example.com');
+    cfg.publicBaseUrl = publicBase.replace(/\/+$/, '');
+  }
   r.done('cli');
   return cfg;
 }

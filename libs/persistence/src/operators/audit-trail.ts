@@ -15,6 +15,12 @@ export interface AuditSubject {
    * hold (operator names have no ':'), so `audit:list --operator system:notifier` finds them.
    */
   system?: string;
+  /**
+   * A merchant portal link's id, when the merchant holding that link acted (a replay from the
+   * portal): recorded with no operator id and the name `portal:<link id>` (no operator name has a
+   * ':'), so `audit:list --operator portal:<link id>` finds what that link did.
+   */
+  portalLink?: string;
   action: string;
   target?: string;
   /** `cli <os user>@<host>`, or `http <client address>`. */
@@ -72,7 +78,7 @@ export class AuditTrail {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
         [
           s.operator?.id ?? null,
-          s.operator?.name ?? (s.system ? `system:${s.system}` : null),
+          s.operator?.name ?? (s.system ? `system:${s.system}` : s.portalLink ? `portal:${s.portalLink}` : null),
           s.action,
           s.target === undefined ? null : maskCardLike(s.target).slice(0, 200),
           s.origin,

@@ -199,9 +199,13 @@ export class DeliveriesRepository {
     );
   }
 
-  async find(id: string): Promise<DeliveryRow | undefined> {
+  /** The delivery; with `merchantId`, only when it is that merchant's (another's answers undefined, as a missing one). */
+  async find(id: string, merchantId?: string): Promise<DeliveryRow | undefined> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-    const rows: DeliveryRow[] = await this.db.query('SELECT * FROM deliveries WHERE id = $1', [id.toLowerCase()]);
+    const rows: DeliveryRow[] = await this.db.query('SELECT * FROM deliveries WHERE id = $1 AND ($2::uuid IS NULL OR merchant_id = $2)', [
+      id.toLowerCase(),
+      merchantId ?? null,
+    ]);
     return rows[0];
   }
 

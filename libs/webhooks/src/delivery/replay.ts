@@ -6,10 +6,17 @@ export type ReplayOutcome = 'queued' | 'not_found' | 'not_replayable';
 
 /**
  * Replays a delivery that never succeeded (failed or blocked) with a fresh schedule: the same
- * stored body and webhook-id, new timestamps and signatures. Shared by the CLI and the admin API.
+ * stored body and webhook-id, new timestamps and signatures. Shared by the CLI, the admin API, the
+ * console and the merchant portal, which passes its link's merchant: another merchant's delivery
+ * is then not_found, exactly as a missing one.
  */
-export async function replayDelivery(deliveries: DeliveriesRepository, queue: Queue, id: string): Promise<ReplayOutcome> {
-  const d = await deliveries.find(id);
+export async function replayDelivery(
+  deliveries: DeliveriesRepository,
+  queue: Queue,
+  id: string,
+  merchantId?: string,
+): Promise<ReplayOutcome> {
+  const d = await deliveries.find(id, merchantId);
   if (!d) return 'not_found';
   const replay = await deliveries.resetForReplay(d.id);
   if (replay === undefined) return 'not_replayable';

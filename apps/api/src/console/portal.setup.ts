@@ -1,0 +1,143 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AuditSubject, AuditTrail, MerchantsRepository, PortalLinkState, PortalLinksRepository } from '@app/persistence';
+import { openPortal, PortalClaims, portalKeys, sealPortal } from '@app/webhooks';
+import { ApiConfig } from '../config/api.config';
+import { loadConsoleAssets } from './assets';
+import { registerDeliveryPages } from './deliveries.routes';
+import { html } from './html';
+import { Frame, page, problemPage } from './layout';
+import { pageCsrf, sendPage, setUpPageScope } from './page-scope';
+
+/** The portal's session cookie (path /portal): the link's claims, sealed with the portal's session key. */
+export const PORTAL_COOKIE = 'gw_portal';
+/** The one answer to a link or session that does not (or no longer) work, whatever the reason: no oracle. */
+const ENDED = 'This link has expired; ask for a new one.';
+
+interface PortalSession {
+  link: PortalLinkState;
+  /** The merchant's public id (what the merchant knows itself as). */
+  merchant: string;
+}
+
+const sessions = new WeakMap<FastifyRequest, PortalSession>();
+
+/**
+ * The merchant portal under /portal (merchant:portal-link prints its links): one merchant's own
+ * webhook deliveries, read and replay, for as long as its link works.
+ *
+ * /portal/enter?t=<token> checks the token (HMAC, expiry) and the link's row (issued, not revoked,
+ * same merchant and expiry), then sets the session cookie (HttpOnly, SameSite=Strict, path
+ * /portal, as long as the link has left) and answers a small page that moves on to
+ * /portal/deliveries by a meta refresh: a 303 would not do, since the browser does not send a
+ * SameSite=Strict cookie on a redirect that follows a click from another site (a mail), while the
+ * refresh is this site's own navigation. The token then leaves the address bar, and no page here
+ * sends a Referer. Every other request checks the cookie and the row again, so an expired or
+ * revoked link ends its sessions at their next request (401, the same page for every reason).
+ *
+ * The pages are the console's delivery pages (deliveries.routes.ts) limited in SQL to the link's
+ * merchant: no merchant filter, another merchant's delivery answers 404 as a missing one, no
+ * console header. A replay is audited as the console's, with `portal:<link id>` as its actor.
+ * Its own CSRF cookie (gw_portal_csrf, path /portal); @fastify/cookie is registered by setUpConsole.
+ */
+export async function setUpPortal(app: NestFastifyApplication): Promise<void> {
+  const fastify = app.getHttpAdapter().getInstance();
+  const config = app.get(ApiConfig);
+  await fastify.register((scope) => registerPortal(scope, app, config), { prefix: '/portal' });
+}
+
+async function registerPortal(scope: FastifyInstance, app: NestFastifyApplication, config: ApiConfig): Promise<void> {
+  const links = app.get(PortalLinksRepository);
+  const merchants = app.get(MerchantsRepository);
+  const audit = app.get(AuditTrail);
+  const keys = portalKeys(config.portalLinkKey);
+  const production = config.base.nodeEnv === 'production';
+
+  /** Every POST route's token check (after the session check of the preHandler hook below). */
+  const csrf = await pageCsrf(scope, 'gw_portal_csrf', production);
+
+  const frame = (req: FastifyRequest, reply: FastifyReply, title: string): Frame => {
+    const s = sessions.get(req);
+    return { title, base: '/portal', csrf: reply.generateCsrf(), portal: s && { merchant: s.merchant, expiresAt: s.link.expires_at } };
+  };
+  setUpPageScope(scope, loadConsoleAssets(), frame);
+
+  const sessionOf = (req: FastifyRequest): PortalSession => {
+    const s = sessions.get(req);
+    if (!s) throw new Error('portal route reached without a session');
+    return s;
+  };
+  const ended = (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.cookies[PORTAL_COOKIE] !== undefined) void reply.clearCookie(PORTAL_COOKIE, { path: '/portal' });
+    return sendPage(reply, 401, problemPage({ title: 'Link expired', base: '/portal', csrf: '' }, 401, ENDED));
+  };
+  /** The link sealed claims name, when it was issued with those claims, is not revoked and has not expired. */
+  const activeLink = async (claims: PortalClaims | 'invalid' | 'expired'): Promise<PortalSession | undefined> => {
+    if (typeof claims !== 'object') return undefined;
+    const link = await links.find(claims.linkId);
+    if (!link || link.revoked_at || link.expires_at.getTime() !== claims.expiresAt.getTime() || link.expires_at.getTime() <= Date.now())
+      return undefined;
+    const merchant = (await merchants.publicIdOf(link.merchant_id)) ?? link.merchant_id;
+    return merchant === claims.merchantId ? { link, merchant } : undefined;
+  };
+  const subjectOf = (req: FastifyRequest, action: string, target?: string): AuditSubject => {
+    const s = sessionOf(req);
+    return {
+      portalLink: s.link.id,
+      action,
+      target,
+      origin: `http ${req.ip}`,
+      detail: { method: req.method, route: req.routeOptions?.url ?? null, via: 'portal', merchant: s.merchant },
+    };
+  };
+
+  // Every page but the entry and the assets needs a session of a link that still works.
+  scope.addHook('preHandler', async (req, reply) => {
+    const route = req.routeOptions?.url ?? '';
+    if (route.startsWith('/portal/assets/') || route === '/portal/enter') return;
+    const raw = req.cookies[PORTAL_COOKIE];
+    const active = raw ? await activeLink(openPortal(keys, 'session', raw)) : undefined;
+    if (!active) return ended(req, reply);
+    sessions.set(req, active);
+  });
+
+  scope.get('/enter', async (req, reply) => {
+    const t = (req.query as Record<string, unknown>).t;
+    const claims = typeof t === 'string' ? openPortal(keys, 'link', t) : 'invalid';
+    const active = await activeLink(claims);
+    if (!active || typeof claims !== 'object') return ended(req, reply);
+    sessions.set(req, active);
+    await audit.run(subjectOf(req, 'portal:enter', active.merchant), () => Promise.resolve());
+    void reply.setCookie(PORTAL_COOKIE, sealPortal(keys, 'session', claims), {
+      path: '/portal',
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: production || req.protocol === 'https',
+      maxAge: Math.ceil((active.link.expires_at.getTime() - Date.now()) / 1000),
+    });
+    return sendPage(
+      reply,
+      200,
+      page(
+        { ...frame(req, reply, 'Opening'), refresh: '/portal/deliveries' },
+        html`<h1>Opening your deliveries…</h1>
+          <p><a id="continue" href="/portal/deliveries">Continue</a></p>`,
+      ),
+    );
+  });
+
+  scope.get('/', (_req, reply) => reply.redirect('/portal/deliveries', 303));
+
+  registerDeliveryPages({
+    scope,
+    app,
+    audit,
+    csrf,
+    frame,
+    send: sendPage,
+    base: '/portal',
+    merchantScope: (req) => sessionOf(req).link.merchant_id,
+    canReplay: () => true,
+    replayer: (req, _reply, id) => Promise.resolve(subjectOf(req, 'webhooks:replay', id)),
+  });
+}

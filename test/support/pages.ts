@@ -1,0 +1,99 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { Browser, BrowserContext, chromium } from 'playwright-core';
+import { repoRoot } from '../../scripts/lib/processes';
+import { Listener } from './listener';
+import { receiverOf, saleBody } from './money';
+import { eventually, MerchantCredentials, Stack, startStack } from './stack';
+
+/** Debian's Chromium (.ci/run installs it when missing); CHROMIUM_PATH for another one. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** CONSOLE_SCREENSHOTS=1 refreshes the pictures in docs/console; otherwise they go to this run's log folder. */
+export const SHOTS =
+  process.env.CONSOLE_SCREENSHOTS === '1'
+    ? join(repoRoot(), 'docs', 'console')
+    : join(process.env.TEST_LOG_DIR ?? join(repoRoot(), 'test', '.logs', 'adhoc'), 'console');
+
+/** The notifier's settings for the console and portal suites: a delivery to a failing listener fails all 10 attempts in seconds. */
+const FAST_FAILING_NOTIFIER: Record<string, string> = {
+  WEBHOOK_SCHEDULE_SCALE: '0.0001',
+  WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
+  WEBHOOK_TIMEOUT_MS: '3000',
+  WEBHOOK_SWEEP_INTERVAL_MS: '500',
+  WEBHOOK_SWEEP_GRACE_S: '1',
+};
+
+/**
+ * Chromium for the page suites (with the screenshot folder made). Running as root (CI) needs
+ * --no-sandbox; only the gateway's own pages are loaded.
+ */
+async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  mkdirSync(SHOTS, { recursive: true });
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}
+
+export interface FailedDelivery {
+  id: string;
+  status: string;
+  attempts: number;
+}
+
+/** A sale of `shop` whose deliveries go to `path` on the listener: its first delivery, once all of them have failed. */
+export async function failedDelivery(
+  on: { stack: Stack; db: Client; listener: Listener },
+  shop: MerchantCredentials,
+  path: string,
+): Promise<FailedDelivery> {
+  const res = await receiverOf(on.stack.baseUrl, shop)('sale', saleBody(5_000, on.listener.url(path)));
+  expect(res.status).toBe(200);
+  return eventually(
+    async () => {
+      const rows: FailedDelivery[] = (
+        await on.db.query('SELECT id, status, attempts FROM deliveries WHERE transaction_id = $1 ORDER BY created_at, id', [
+          String(res.json.transactionId).toLowerCase(),
+        ])
+      ).rows;
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'failed'));
+      return rows[0];
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+}
+
+/** What a page suite (console, portal) runs against; filled in by its beforeAll. */
+export interface PageSuite {
+  stack: Stack;
+  db: Client;
+  listener: Listener;
+  browser: Browser;
+  /** Closed after the suite. */
+  contexts: BrowserContext[];
+}
+
+/**
+ * Registers the beforeAll and afterAll of a page suite: a database client, a listener, the whole
+ * stack (its notifier failing deliveries fast) and Chromium. Call it at the top of the describe,
+ * before the suite's own beforeAll, which then finds the fields set.
+ */
+export function pageSuite(): PageSuite {
+  const suite = { contexts: [] as BrowserContext[] } as PageSuite;
+  beforeAll(async () => {
+    suite.db = new Client({ connectionString: process.env.DATABASE_URL });
+    await suite.db.connect();
+    suite.listener = await new Listener().start();
+    suite.stack = await startStack({}, { envFor: { notifier: FAST_FAILING_NOTIFIER } });
+    suite.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    for (const c of suite.contexts) await c.close().catch(() => undefined);
+    await suite.browser?.close();
+    await suite.stack?.stop();
+    await suite.listener?.stop();
+    await suite.db?.end();
+  });
+  return suite;
+}
