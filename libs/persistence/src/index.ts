@@ -18,3 +18,4 @@ export * from './operators/audit-trail';
 export * from './merchants/webhook-secret-seal';
 export * from './roles';
 export * from './webhooks/listeners.repository';
+export * from './webhooks/recoveries.repository';

@@ -89,6 +89,12 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     delivery_attempts: { select: 'all' },
     // Read by the console's listener page (issue 16); enabling and disabling is the operator's.
     listeners: { select: 'all' },
+    // The console's Recover page starts a recovery (counted as it is created) and cancels one; the notifier runs it.
+    recoveries: {
+      select: 'all',
+      insert: ['id', 'merchant_id', 'origin', 'since', 'states', 'total', 'created_by'],
+      update: ['state', 'skipped', 'finished_at', 'updated_at'],
+    },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -164,7 +170,13 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     deliveries: {
       select: 'all',
       insert: ['id', 'merchant_id', 'transaction_id', 'status_version', 'event', 'url', 'origin', 'body', 'status', 'attempts'],
-      update: ['status', 'attempts', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
+      // replays: a recovery's pages replay deliveries (as webhooks:replay does).
+      update: ['status', 'attempts', 'replays', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
+    },
+    // Runs recoveries a page at a time: the page's replays and the cursor and counts in one transaction.
+    recoveries: {
+      select: 'all',
+      update: ['replayed', 'skipped', 'cursor_created_at', 'cursor_id', 'state', 'error', 'finished_at', 'updated_at'],
     },
     delivery_attempts: { insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body'] },
     listeners: {
@@ -244,6 +256,12 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       select: 'all',
       insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
       update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
+    },
+    // webhooks:replay --merchant starts a recovery and waits for it; webhooks:recover-cancel cancels one.
+    recoveries: {
+      select: 'all',
+      insert: ['id', 'merchant_id', 'origin', 'since', 'states', 'total', 'created_by'],
+      update: ['state', 'skipped', 'finished_at', 'updated_at'],
     },
   },
 };
