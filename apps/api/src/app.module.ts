@@ -17,6 +17,7 @@ import {
   LedgerRepository,
   MerchantsRepository,
   RecipientsRepository,
+  RecoveriesRepository,
   TransactionsRepository,
 } from '@app/persistence';
 import { AdminController } from './admin/admin.controller';
@@ -50,6 +51,7 @@ export class AppModule {
         SaleTermsService,
         DeliveriesRepository,
         DeliveryConsoleRepository,
+        RecoveriesRepository,
         OperatorsRepository,
         AuditTrail,
         { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redisUrl, config.base.queuePrefix) },

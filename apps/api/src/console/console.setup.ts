@@ -17,6 +17,7 @@ import { clearSession, SESSION_COOKIE, sessionCookieOptions, sessionOperator, se
 import { loadConsoleAssets } from './assets';
 import { ConsoleKit, refusePage, subjectOf } from './console-kit';
 import { registerDeliveryRoutes } from './deliveries.routes';
+import { registerRecoverRoutes } from './recover.routes';
 import { Frame, problemPage } from './layout';
 import { signInPage } from './views';
 
@@ -192,4 +193,5 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
     },
   };
   registerDeliveryRoutes(kit);
+  registerRecoverRoutes(kit);
 }

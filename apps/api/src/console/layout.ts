@@ -15,6 +15,8 @@ export interface Frame {
   operator?: Pick<OperatorRow, 'name' | 'role'>;
   csrf: string;
   scripts?: string[];
+  /** Reload the page every this many seconds (a <meta http-equiv=refresh>: no script needed). */
+  refreshS?: number;
 }
 
 export const when = (d: Date | string | null | undefined) =>
@@ -33,6 +35,7 @@ export function page(f: Frame, body: SafeHtml): string {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        ${f.refreshS ? html`<meta http-equiv="refresh" content="${f.refreshS}" />` : ''}
         <title>${f.title} · gateway console</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/console/assets/console.css" />
