@@ -1,4 +1,4 @@
-import type { RecoveryRow } from '@app/persistence';
+import { maskCardLike, RecoveryRow } from '@app/persistence';
 import { html } from './html';
 import { Frame, page, state, when } from './layout';
 
@@ -64,7 +64,7 @@ function recoveriesTable(rows: RecoveryView[]) {
             <td>${state(r.state)}</td>
             <td>${progressOf(r)}</td>
             <td>${r.merchant}</td>
-            <td>${r.origin ?? 'every listener'}</td>
+            <td>${r.origin ? maskCardLike(r.origin) : 'every listener'}</td>
             <td>${when(r.since)}</td>
             <td><a href="/console/recover/${r.id}">${r.id.slice(0, 8)}…</a></td>
           </tr>`,
@@ -89,8 +89,8 @@ export function previewPage(f: Frame, v: PreviewView): string {
     html`<h1>Recover</h1>
       ${recoverForm(v.query)}
       <p id="recover-count" class="card">
-        <b>${v.count}</b> ${what} deliveries of merchant ${v.merchant} ${v.origin ? html`to ${v.origin}` : 'to any listener'} since
-        ${when(v.since)} would be replayed.
+        <b>${v.count}</b> ${what} deliveries of merchant ${v.merchant} ${v.origin ? html`to ${maskCardLike(v.origin)}` : 'to any listener'}
+        since ${when(v.since)} would be replayed.
       </p>
       ${
         v.count > 0
@@ -121,13 +121,13 @@ export function recoveryPage(f: Frame, r: RecoveryView, canCancel: boolean): str
         <div class="card">Skipped<b id="recovery-skipped">${r.skipped}</b></div>
       </div>
       ${running ? html`<p class="note">This page reloads itself every 2 seconds while the recovery runs.</p>` : ''}
-      ${r.error ? html`<p class="error">${r.error}</p>` : ''}
+      ${r.error ? html`<p class="error">${maskCardLike(r.error)}</p>` : ''}
       <table class="summary">
         <tr>
           <th>Merchant</th>
           <td>${r.merchant}</td>
           <th>Listener</th>
-          <td>${r.origin ?? 'every listener'}</td>
+          <td>${r.origin ? maskCardLike(r.origin) : 'every listener'}</td>
         </tr>
         <tr>
           <th>Deliveries created</th>

@@ -43,9 +43,11 @@ export type ReplayedDelivery = Pick<DeliveryRow, 'id' | 'url' | 'replays'>;
  * The deliveries of recovery `r` still to replay: its merchant's (its listener's), created from
  * `since` until it started, failed (or blocked) then and untouched since. A delivery replayed by
  * the recovery (or by anyone) is updated after `until`, so it is never taken twice; one that
- * failed only after the recovery started is not taken either (it was not counted).
+ * failed only after the recovery started is not taken either (it was not counted). The literal
+ * status list lets Postgres use the deliveries_unsucceeded partial index.
  */
-const TO_REPLAY = `d.merchant_id = r.merchant_id AND (r.origin IS NULL OR d.origin = r.origin) AND d.status = ANY (r.states)
+const TO_REPLAY = `d.merchant_id = r.merchant_id AND (r.origin IS NULL OR d.origin = r.origin)
+  AND d.status IN ('failed', 'blocked') AND d.status = ANY (r.states)
   AND d.created_at >= r.since AND d.created_at < r.until AND d.updated_at <= r.until`;
 
 /** Recoveries (see the recoveries migration): SQL only; the notifier runs them (runRecovery of @app/webhooks/delivery). */
