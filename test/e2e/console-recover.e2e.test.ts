@@ -24,9 +24,9 @@ describe('the Recover page in a browser', () => {
   const tokens = { viewer: '', operator: '' };
   const origin = () => `http://127.0.0.1:${listener.port}`;
 
-  /** `n` failed deliveries of the shop to `path`, created a minute ago. */
-  const failed = (path: string, n: number) =>
-    insertDeliveries(db, { merchantId: shop.internalId, url: `${origin()}${path}`, origin: origin(), n });
+  /** `n` failed deliveries of a merchant (the shop unless said) to `path`, created a minute ago. */
+  const failed = (path: string, n: number, merchant = shop) =>
+    insertDeliveries(db, { merchantId: merchant.internalId, url: `${origin()}${path}`, origin: origin(), n });
   const statusesOf = async (ids: string[]) =>
     (await db.query(`SELECT status, replays FROM deliveries WHERE id = ANY ($1::uuid[])`, [ids])).rows as {
       status: string;
@@ -36,9 +36,9 @@ describe('the Recover page in a browser', () => {
   const signedIn = (token: string) => browser.signedIn(stack.baseUrl, token);
 
   /** Fills the form (the listener by its host, since ten minutes ago as UTC datetime-local) and asks for the count. */
-  async function countOn(page: Page): Promise<void> {
+  async function countOn(page: Page, merchant = shop): Promise<void> {
     await page.goto(`${stack.baseUrl}/console/recover`);
-    await page.fill('input[name=merchant]', shop.merchantId);
+    await page.fill('input[name=merchant]', merchant.merchantId);
     await page.fill('input[name=origin]', `127.0.0.1:${listener.port}`);
     await page.fill('input[name=since]', new Date(Date.now() - 10 * 60_000).toISOString().slice(0, 16));
     await Promise.all([page.waitForURL(/\/console\/recover\/preview\?/), page.click('#count')]);
@@ -147,6 +147,48 @@ describe('the Recover page in a browser', () => {
       `recover-viewer-${suffix}`,
     ]);
     expect(refused.rows.map((r) => r.outcome)).toEqual(['refused']);
+  });
+
+  it('Cancel stops a running recovery from its page (operator only, audited); a viewer is refused with 403', async () => {
+    // A merchant of its own: the other tests leave failed deliveries to the same listener.
+    const calm = await createMerchant('recover cancel shop');
+    await db.query(`INSERT INTO listeners (merchant_id, origin) VALUES ($1, $2)`, [calm.internalId, origin()]);
+    const ids = await failed('/recover-cancel', 300, calm);
+    const page = await signedIn(tokens.operator);
+    await countOn(page, calm);
+    expect(await page.textContent('#recover-count')).toMatch(/300\s+failed deliveries/);
+    await Promise.all([page.waitForURL(/\/console\/recover\/[0-9a-f-]{36}$/), page.click('#start')]);
+    const id = page.url().split('/').pop()!;
+
+    const viewer = await signedIn(tokens.viewer);
+    await viewer.goto(`${stack.baseUrl}/console/recover/${id}`);
+    expect(await viewer.locator('#cancel').count()).toBe(0);
+    const csrf = (await viewer.getAttribute('input[name=_csrf]', 'value')) ?? '';
+    const refused = await viewer.request.post(`${stack.baseUrl}/console/recover/${id}/cancel`, { form: { _csrf: csrf }, maxRedirects: 0 });
+    expect(refused.status()).toBe(403);
+    expect((await db.query(`SELECT state FROM recoveries WHERE id = $1`, [id])).rows[0].state).toBe('running');
+
+    await Promise.all([page.waitForURL(new RegExp(`/console/recover/${id}$`)), page.click('#cancel')]);
+    expect(await page.textContent('#recovery-state')).toBe('cancelled');
+    expect(await page.locator('meta[http-equiv=refresh]').count()).toBe(0);
+    const r = (await db.query(`SELECT replayed, skipped FROM recoveries WHERE id = $1`, [id])).rows[0];
+    expect(r.replayed).toBeLessThan(300);
+    expect(r.replayed + r.skipped).toBe(300);
+    await page.waitForTimeout(1_000);
+    const after = await statusesOf(ids);
+    expect(after.filter((d) => d.replays === 1)).toHaveLength(r.replayed);
+    expect(after.filter((d) => d.status === 'failed' && d.replays === 0)).toHaveLength(300 - r.replayed);
+    const events = (
+      await db.query(
+        `SELECT operator_name, outcome FROM audit_events WHERE action = 'webhooks:recover-cancel' AND target = $1 ORDER BY id`,
+        [id],
+      )
+    ).rows.map((e) => [e.operator_name, e.outcome]);
+    expect(events).toEqual([
+      [`recover-viewer-${suffix}`, 'refused'],
+      [`recover-operator-${suffix}`, 'attempted'],
+      [`recover-operator-${suffix}`, 'ok'],
+    ]);
   });
 
   it('a bad merchant, time or listener answers 400 naming the field, never 5xx', async () => {
