@@ -117,6 +117,7 @@ describe('operators and the audit trail', () => {
     ['acquirer:reconcile', 'viewer', []],
     ['listener:list', 'viewer', ['--merchant', 'M']],
     ['webhooks:replay', 'operator', ['--merchant', 'M', '--since', '2026-01-01T00:00:00Z']],
+    ['webhooks:recover-cancel', 'operator', ['--id', '00000000-0000-4000-8000-000000000000']],
     ['listener:disable', 'operator', ['--merchant', 'M', '--origin', 'https://hooks.example.com:443']],
     ['listener:enable', 'operator', ['--merchant', 'M', '--origin', 'https://hooks.example.com:443']],
     ['recipient:create', 'operator', ['--merchant', 'M', '--name', 'nobody']],

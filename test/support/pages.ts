@@ -1,20 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from 'pg';
-import { Browser, BrowserContext, chromium } from 'playwright-core';
-import { repoRoot } from '../../scripts/lib/processes';
+import { Browser, BrowserContext } from 'playwright-core';
+import { launchChromium, SHOTS } from './console-browser';
 import { Listener } from './listener';
 import { receiverOf, saleBody } from './money';
 import { eventually, MerchantCredentials, Stack, startStack } from './stack';
 
-/** Debian's Chromium (.ci/run installs it when missing); CHROMIUM_PATH for another one. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** CONSOLE_SCREENSHOTS=1 refreshes the pictures in docs/console; otherwise they go to this run's log folder. */
-export const SHOTS =
-  process.env.CONSOLE_SCREENSHOTS === '1'
-    ? join(repoRoot(), 'docs', 'console')
-    : join(process.env.TEST_LOG_DIR ?? join(repoRoot(), 'test', '.logs', 'adhoc'), 'console');
+export { SHOTS };
 
 /** The notifier's settings for the console and portal suites: a delivery to a failing listener fails all 10 attempts in seconds. */
 const FAST_FAILING_NOTIFIER: Record<string, string> = {
@@ -24,16 +15,6 @@ const FAST_FAILING_NOTIFIER: Record<string, string> = {
   WEBHOOK_SWEEP_INTERVAL_MS: '500',
   WEBHOOK_SWEEP_GRACE_S: '1',
 };
-
-/**
- * Chromium for the page suites (with the screenshot folder made). Running as root (CI) needs
- * --no-sandbox; only the gateway's own pages are loaded.
- */
-async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-  mkdirSync(SHOTS, { recursive: true });
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-}
 
 export interface FailedDelivery {
   id: string;

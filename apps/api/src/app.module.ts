@@ -19,6 +19,7 @@ import {
   LedgerRepository,
   MerchantsRepository,
   RecipientsRepository,
+  RecoveriesRepository,
   TransactionsRepository,
 } from '@app/persistence';
 import { AdminController } from './admin/admin.controller';
@@ -52,6 +53,7 @@ export class AppModule {
         SaleTermsService,
         DeliveriesRepository,
         DeliveryConsoleRepository,
+        RecoveriesRepository,
         OperatorsRepository,
         ConsoleSessionsRepository,
         PortalLinksRepository,

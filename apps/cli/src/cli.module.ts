@@ -15,6 +15,7 @@ import {
   LedgerRepository,
   MerchantsRepository,
   RecipientsRepository,
+  RecoveriesRepository,
   TransactionsRepository,
 } from '@app/persistence';
 import { TokenCardKeysRepository } from '@app/vault-store';
@@ -23,7 +24,9 @@ import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
 import {
   DeliveryQueueRef,
   MerchantRotateWebhookSecretCommand,
+  RecoveryQueueRef,
   WebhooksListCommand,
+  WebhooksRecoverCancelCommand,
   WebhooksReplayCommand,
 } from './webhooks/webhook.commands';
 import { ListenerDisableCommand, ListenerEnableCommand, ListenerListCommand } from './webhooks/listener.commands';
@@ -114,6 +117,9 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     { provide: DeliveryQueueRef, inject: [CliConfig], useFactory: (cfg: CliConfig) => new DeliveryQueueRef(cfg) },
     WebhooksListCommand,
     WebhooksReplayCommand,
+    RecoveriesRepository,
+    { provide: RecoveryQueueRef, inject: [CliConfig], useFactory: (cfg: CliConfig) => new RecoveryQueueRef(cfg) },
+    WebhooksRecoverCancelCommand,
     MerchantRotateWebhookSecretCommand,
     ListenersRepository,
     ListenerListCommand,
@@ -125,10 +131,12 @@ export class CliModule implements OnApplicationShutdown {
   constructor(
     private readonly db: DataSource,
     private readonly queue: DeliveryQueueRef,
+    private readonly recoveryQueue: RecoveryQueueRef,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
+    await this.recoveryQueue.close();
     if (this.db.isInitialized) await this.db.destroy();
   }
 }

@@ -1,7 +1,7 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { AuditTrail, DeliveriesRepository, ListenersRepository, MerchantsRepository } from '@app/persistence';
+import { AuditTrail, DeliveriesRepository, ListenersRepository, MerchantsRepository, RecoveriesRepository } from '@app/persistence';
 import { appImports } from '@app/boot';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { NotifierConfig } from './config/notifier.config';
@@ -9,6 +9,7 @@ import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorker } from './deliveries/delivery.worker';
 import { DeliverySweeper } from './deliveries/delivery.sweeper';
 import { ListenerHealthRecorder } from './deliveries/listener-health.recorder';
+import { RecoveryWorker } from './deliveries/recovery.worker';
 import { StatusChangedHandler } from './deliveries/status-changed.handler';
 import { REDIS } from './redis.token';
 
@@ -41,11 +42,13 @@ export class NotifierModule implements OnApplicationShutdown {
         DeliveriesRepository,
         MerchantsRepository,
         ListenersRepository,
+        RecoveriesRepository,
         AuditTrail,
         ListenerHealthRecorder,
         DeliveriesService,
         DeliveryWorker,
         DeliverySweeper,
+        RecoveryWorker,
       ],
     };
   }

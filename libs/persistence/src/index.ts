@@ -20,3 +20,4 @@ export * from './merchants/webhook-secret-seal';
 export * from './roles';
 export * from './webhooks/listeners.repository';
 export * from './merchants/portal-links.repository';
+export * from './webhooks/recoveries.repository';

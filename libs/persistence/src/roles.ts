@@ -102,6 +102,12 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     },
     // The merchant portal checks each request's link (issued and revoked by the operator CLI only).
     portal_links: { select: ['id', 'merchant_id', 'expires_at', 'revoked_at'] },
+    // The console's Recover page starts a recovery (counted as it is created) and cancels one; the notifier runs it.
+    recoveries: {
+      select: 'all',
+      insert: ['id', 'merchant_id', 'origin', 'since', 'states', 'total', 'created_by'],
+      update: ['state', 'skipped', 'finished_at', 'updated_at'],
+    },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -178,7 +184,13 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     deliveries: {
       select: 'all',
       insert: ['id', 'merchant_id', 'transaction_id', 'status_version', 'event', 'url', 'origin', 'body', 'status', 'attempts'],
-      update: ['status', 'attempts', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
+      // replays: a recovery's pages replay deliveries (as webhooks:replay does).
+      update: ['status', 'attempts', 'replays', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
+    },
+    // Runs recoveries a page at a time: the page's replays and the cursor and counts in one transaction.
+    recoveries: {
+      select: 'all',
+      update: ['replayed', 'skipped', 'cursor_created_at', 'cursor_id', 'state', 'error', 'finished_at', 'updated_at'],
     },
     delivery_attempts: { insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body'] },
     listeners: {
@@ -263,6 +275,12 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     // operator:revoke ends the revoked operator's console sessions in its own transaction.
     console_sessions: { select: ['operator_id', 'ended_at'], update: ['ended_at'] },
     portal_links: { select: 'all', insert: ['id', 'merchant_id', 'expires_at', 'created_by'], update: ['revoked_at', 'revoked_by'] },
+    // webhooks:replay --merchant starts a recovery and waits for it; webhooks:recover-cancel cancels one.
+    recoveries: {
+      select: 'all',
+      insert: ['id', 'merchant_id', 'origin', 'since', 'states', 'total', 'created_by'],
+      update: ['state', 'skipped', 'finished_at', 'updated_at'],
+    },
   },
 };
 
@@ -291,6 +309,7 @@ export const MIGRATED_TABLES: Readonly<Record<string, string>> = {
   operators: 'Operators1764700000000',
   audit_events: 'Operators1764700000000',
   listeners: 'Listeners1765000000000',
+  recoveries: 'Recoveries1765200000000',
   portal_links: 'PortalLinks1765400000000',
   console_sessions: 'ConsoleSessions1765600000000',
 };

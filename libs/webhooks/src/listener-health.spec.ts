@@ -1,4 +1,4 @@
-import { applyDelta, dueForDisable, foldVerdicts, FRESH_LISTENER, ListenerHealth, listenerOrigin } from './listener-health';
+import { applyDelta, dueForDisable, foldVerdicts, FRESH_LISTENER, ListenerHealth, listenerOrigin, originNamed } from './listener-health';
 
 const t = (s: number) => new Date(Date.UTC(2026, 10, 25, 12, 0, s));
 const DAY = 86_400_000;
@@ -64,5 +64,25 @@ describe('listener health (issue 16, item 2)', () => {
   it('an empty batch changes nothing', () => {
     const h: ListenerHealth = { state: 'disabled', failingSince: t(1), lastSuccessAt: t(0), consecutiveFailures: 3 };
     expect(applyDelta(h, foldVerdicts([]))).toEqual(h);
+  });
+});
+
+describe('originNamed (the listener a recovery names)', () => {
+  const known = ['https://shop.example:443', 'http://shop.example:8080', 'https://hooks.example:443'];
+
+  it('takes an origin or a delivery URL as given, cut to its origin', () => {
+    expect(originNamed('https://Other.example/hook?x=1', known)).toEqual({ origin: 'https://other.example:443' });
+    expect(originNamed('http://shop.example:8080', known)).toEqual({ origin: 'http://shop.example:8080' });
+  });
+
+  it('finds a bare host or host:port among the known listeners', () => {
+    expect(originNamed('hooks.example', known)).toEqual({ origin: 'https://hooks.example:443' });
+    expect(originNamed('shop.example:8080', known)).toEqual({ origin: 'http://shop.example:8080' });
+  });
+
+  it('names the problem when the host matches none or several, or the scheme is not http(s)', () => {
+    expect(originNamed('nowhere.example', known)).toEqual({ problem: expect.stringContaining('no listener') });
+    expect(originNamed('shop.example', known)).toEqual({ problem: expect.stringContaining('several listeners') });
+    expect(originNamed('ftp://shop.example', known)).toEqual({ problem: expect.stringContaining('not an http(s) origin') });
   });
 });

@@ -16,6 +16,31 @@ export function listenerOrigin(url: string): string {
   return `${u.protocol}//${u.hostname}:${port}`;
 }
 
+/**
+ * The listener an operator names for a recovery: an origin or a delivery URL (cut to its origin),
+ * or a bare host (`host` or `host:port`) matched against the merchant's `known` listener origins.
+ * Answers the origin, or a problem to show when it names none or several.
+ */
+export function originNamed(given: string, known: readonly string[]): { origin: string } | { problem: string } {
+  const v = given.trim().toLowerCase();
+  if (v.includes('://')) {
+    try {
+      return { origin: listenerOrigin(v) };
+    } catch {
+      return { problem: `${JSON.stringify(given)} is not an http(s) origin such as https://hooks.example.com:443` };
+    }
+  }
+  const matches = known.filter((o) => {
+    const hostPort = o.slice(o.indexOf('://') + 3);
+    return hostPort === v || hostPort.slice(0, hostPort.lastIndexOf(':')) === v;
+  });
+  if (matches.length === 1) return { origin: matches[0] };
+  if (matches.length === 0) return { problem: `the merchant has no listener at ${JSON.stringify(given)}` };
+  return {
+    problem: `the merchant has several listeners at ${JSON.stringify(given)} (${matches.join(', ')}): give one as scheme://host:port`,
+  };
+}
+
 /** One attempt's verdict on its listener: `ok` when the listener answered 2xx; `at` when it ended. */
 export interface AttemptVerdict {
   ok: boolean;

@@ -2,7 +2,7 @@ import { OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { Events, Patterns } from '@app/contracts';
-import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
+import { DELIVERY_QUEUE, RECOVERY_QUEUE } from '@app/webhooks/delivery';
 
 /**
  * Queues whose job data the dashboard never shows: the request/reply ones carry sealed card data,
@@ -17,14 +17,17 @@ export class AdminQueues implements OnApplicationShutdown {
   private readonly redis: IORedis;
   readonly all: Queue[];
   readonly delivery: Queue;
+  /** Recoveries started from the console (the notifier runs them). */
+  readonly recovery: Queue;
 
   constructor(redisUrl: string, prefix: string) {
     this.redis = new IORedis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
     // Redis down is /health's to report (and a 503 per request): an unhandled 'error' would crash.
     this.redis.on('error', () => undefined);
-    const names = [...Object.values(Patterns), ...Object.values(Events), DELIVERY_QUEUE];
+    const names = [...Object.values(Patterns), ...Object.values(Events), DELIVERY_QUEUE, RECOVERY_QUEUE];
     this.all = names.map((name) => new Queue(name, { connection: this.redis, prefix }).on('error', () => undefined));
     this.delivery = this.all.find((q) => q.name === DELIVERY_QUEUE)!;
+    this.recovery = this.all.find((q) => q.name === RECOVERY_QUEUE)!;
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -24,6 +24,7 @@ import {
 import { loadConsoleAssets } from './assets';
 import { ConsoleKit, refusePage, subjectOf } from './console-kit';
 import { registerDeliveryRoutes } from './deliveries.routes';
+import { registerRecoverRoutes } from './recover.routes';
 import { Frame, problemPage } from './layout';
 import { pageCsrf, sendPage, setUpPageScope } from './page-scope';
 import { registerMerchantRoutes } from './merchants.routes';
@@ -158,4 +159,5 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   };
   registerDeliveryRoutes(kit);
   registerMerchantRoutes(kit);
+  registerRecoverRoutes(kit);
 }

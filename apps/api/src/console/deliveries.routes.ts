@@ -175,7 +175,7 @@ export function registerDeliveryPages(kit: DeliveryPagesKit): void {
 }
 
 /** A time from the filter form (datetime-local, read as UTC) or an ISO 8601 time; null when neither. */
-function utc(v: string): Date | null {
+export function utc(v: string): Date | null {
   const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$/.test(v) ? `${v}Z` : v;
   const d = new Date(iso);
   return inTimestampRange(d) ? d : null;

@@ -21,6 +21,8 @@ export interface Frame {
   portal?: { merchant: string; expiresAt: Date };
   /** Where the browser goes next on its own (a meta refresh: no script needed). */
   refresh?: string;
+  /** Reload the page every this many seconds (a <meta http-equiv=refresh>: no script needed). */
+  refreshS?: number;
 }
 
 export const baseOf = (f: Pick<Frame, 'base'>) => f.base ?? '/console';
@@ -45,6 +47,7 @@ export function page(f: Frame, body: SafeHtml): string {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        ${f.refreshS ? html`<meta http-equiv="refresh" content="${f.refreshS}" />` : ''}
         <title>${f.title} · ${base === '/portal' ? 'webhook deliveries' : 'gateway console'}</title>
         <link rel="icon" href="data:," />
         ${f.refresh ? html`<meta http-equiv="refresh" content="0;url=${f.refresh}" />` : ''}

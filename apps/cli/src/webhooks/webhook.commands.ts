@@ -1,25 +1,38 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { Queue } from 'bullmq';
-import { DELIVERY_STATUSES, DeliveriesRepository, DeliveryStatus, MerchantsRepository } from '@app/persistence';
+import {
+  DELIVERY_STATUSES,
+  DeliveriesRepository,
+  DeliveryStatus,
+  MerchantsRepository,
+  RecoverableStatus,
+  RecoveriesRepository,
+  RecoveryRow,
+} from '@app/persistence';
+import { originNamed } from '@app/webhooks';
 import IORedis from 'ioredis';
-import { DELIVERY_QUEUE, replayDelivery } from '@app/webhooks/delivery';
+import { DELIVERY_QUEUE, enqueueRecovery, RECOVERY_QUEUE, replayDelivery } from '@app/webhooks/delivery';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
 import { keyringSource } from '../keys/keyrings';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliConfig } from '../config/cli.config';
 import { CliError, printJson, progress } from '../output';
 import { Guarded } from '../operators/guarded';
+import { OperatorSession } from '../operators/operator-session';
 
 const STATUSES: readonly DeliveryStatus[] = DELIVERY_STATUSES;
 
-/** The delivery queue, connected only when a command queues something (webhooks:replay). */
-export class DeliveryQueueRef {
+/** A queue, connected only when a command queues something. */
+class QueueRef {
   private queue?: Queue;
 
-  constructor(private readonly config: CliConfig) {}
+  constructor(
+    private readonly config: CliConfig,
+    private readonly name: string,
+  ) {}
 
   get(): Queue {
-    this.queue ??= new Queue(DELIVERY_QUEUE, {
+    this.queue ??= new Queue(this.name, {
       connection: new IORedis(this.config.base.redisUrl, { maxRetriesPerRequest: 3 }).on('error', () => undefined),
       prefix: this.config.base.queuePrefix,
     });
@@ -32,6 +45,23 @@ export class DeliveryQueueRef {
     (this.queue.opts.connection as IORedis).disconnect();
   }
 }
+
+/** The delivery queue (webhooks:replay --delivery, listener:enable). */
+export class DeliveryQueueRef extends QueueRef {
+  constructor(config: CliConfig) {
+    super(config, DELIVERY_QUEUE);
+  }
+}
+
+/** The recovery queue (webhooks:replay --merchant: the notifier runs the recovery). */
+export class RecoveryQueueRef extends QueueRef {
+  constructor(config: CliConfig) {
+    super(config, RECOVERY_QUEUE);
+  }
+}
+
+/** How often webhooks:replay --merchant looks at its recovery while it waits. */
+const POLL_MS = 500;
 
 @Guarded('viewer', 'webhooks:list')
 @Command({ name: 'webhooks:list', description: "A merchant's webhook deliveries, newest first" })
@@ -70,17 +100,26 @@ export class WebhooksListCommand extends CommandRunner {
 }
 
 @Guarded('operator', 'webhooks:replay')
-@Command({ name: 'webhooks:replay', description: 'Replay one delivery, or every delivery of a merchant since a time that never succeeded' })
+@Command({
+  name: 'webhooks:replay',
+  description: 'Replay one delivery, or recover every failed delivery of a merchant (one listener with --origin) since a time',
+})
 export class WebhooksReplayCommand extends CommandRunner {
   constructor(
     private readonly deliveries: DeliveriesRepository,
     private readonly queue: DeliveryQueueRef,
+    private readonly recoveryQueue: RecoveryQueueRef,
+    private readonly recoveries: RecoveriesRepository,
     private readonly merchants: MerchantsRepository,
+    private readonly session: OperatorSession,
   ) {
     super();
   }
 
-  async run(_args: string[], o: { delivery?: string; merchant?: string; since?: string }): Promise<void> {
+  async run(
+    _args: string[],
+    o: { delivery?: string; merchant?: string; since?: string; origin?: string; blocked?: boolean; wait?: boolean },
+  ): Promise<void> {
     if (o.delivery) {
       const outcome = await replayDelivery(this.deliveries, this.queue.get(), o.delivery);
       if (outcome === 'not_found') throw new CliError(`no delivery ${JSON.stringify(o.delivery)}`);
@@ -91,14 +130,39 @@ export class WebhooksReplayCommand extends CommandRunner {
     if (!o.merchant || !o.since) throw new CliError('give --delivery <id>, or --merchant <id> with --since <ISO time>');
     const merchantId = await merchantOption(this.merchants, o.merchant);
     const since = new Date(o.since);
-    if (Number.isNaN(since.getTime())) throw new CliError('--since must be an ISO 8601 time, e.g. 2026-11-22T00:00:00Z');
-    const ids = await this.deliveries.neverSucceeded(merchantId, since);
-    let queued = 0;
-    for (const [i, id] of ids.entries()) {
-      if ((await replayDelivery(this.deliveries, this.queue.get(), id)) === 'queued') queued++;
-      if ((i + 1) % 100 === 0 || i + 1 === ids.length) progress({ replayed: i + 1, of: ids.length });
+    if (Number.isNaN(since.getTime()) || since.getUTCFullYear() < 1970 || since.getUTCFullYear() > 9999)
+      throw new CliError('--since must be an ISO 8601 time, e.g. 2026-11-22T00:00:00Z');
+    let origin: string | undefined;
+    if (o.origin) {
+      const named = originNamed(o.origin, await this.recoveries.listenerOrigins(merchantId));
+      if ('problem' in named) throw new CliError(`--origin: ${named.problem}`);
+      origin = named.origin;
     }
-    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), since: since.toISOString(), found: ids.length, queued });
+    const by = this.session.actor?.id;
+    if (!by) throw new CliError('webhooks:replay --merchant needs an operator');
+    const states: RecoverableStatus[] = o.blocked ? ['failed', 'blocked'] : ['failed'];
+    const started = await this.recoveries.start({ merchantId, origin, since, states }, by);
+    this.session.target = started.id;
+    await enqueueRecovery(this.recoveryQueue.get(), started.id);
+    progress({ recoveryId: started.id, total: started.total });
+    let r: RecoveryRow = started;
+    let shown = -1;
+    while (o.wait !== false && r.state === 'running') {
+      await new Promise((done) => setTimeout(done, POLL_MS));
+      r = (await this.recoveries.find(started.id)) ?? r;
+      if (r.replayed !== shown) progress({ recoveryId: r.id, replayed: r.replayed, of: r.total });
+      shown = r.replayed;
+    }
+    printJson({
+      merchantId: await publicIdFor(this.merchants, merchantId),
+      origin: origin ?? null,
+      since: since.toISOString(),
+      recoveryId: r.id,
+      state: r.state,
+      found: r.total,
+      queued: r.replayed,
+      skipped: r.skipped,
+    });
   }
 
   @Option({ flags: '--delivery <id>' })
@@ -113,6 +177,50 @@ export class WebhooksReplayCommand extends CommandRunner {
 
   @Option({ flags: '--since <time>', description: 'ISO 8601' })
   parseSince(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--origin <origin>', description: "only this listener's: scheme://host:port, a delivery URL, or a host" })
+  parseOrigin(v: string): string {
+    return v;
+  }
+
+  @Option({ flags: '--blocked', description: 'also replay blocked deliveries (refused by the address guard)' })
+  parseBlocked(): boolean {
+    return true;
+  }
+
+  @Option({ flags: '--no-wait', description: 'print the recovery and return at once (the notifier runs it)' })
+  parseNoWait(): boolean {
+    return false;
+  }
+}
+
+@Guarded('operator', 'webhooks:recover-cancel')
+@Command({
+  name: 'webhooks:recover-cancel',
+  description: 'Cancel a running recovery (started by webhooks:replay --merchant or the console)',
+})
+export class WebhooksRecoverCancelCommand extends CommandRunner {
+  constructor(
+    private readonly recoveries: RecoveriesRepository,
+    private readonly session: OperatorSession,
+  ) {
+    super();
+  }
+
+  async run(_args: string[], o: { id?: string }): Promise<void> {
+    if (!o.id) throw new CliError('--id is required (the recovery id webhooks:replay printed)');
+    const found = await this.recoveries.find(o.id);
+    if (!found) throw new CliError(`--id: no recovery ${JSON.stringify(o.id)}`);
+    this.session.target = found.id;
+    const cancelled = await this.recoveries.cancel(found.id);
+    if (!cancelled) throw new CliError(`recovery ${found.id} is ${found.state}, not running`);
+    printJson({ recoveryId: cancelled.id, state: cancelled.state, replayed: cancelled.replayed, of: cancelled.total });
+  }
+
+  @Option({ flags: '--id <recovery>' })
+  parseId(v: string): string {
     return v;
   }
 }

@@ -26,6 +26,9 @@ export class NotifierConfig {
   secrets: Keyring;
   /** A listener failing with no success for this long is disabled (LISTENER_DISABLE_AFTER). */
   listenerDisableAfterMs: number;
+  /** Deliveries a recovery replays per step, and the pause between two steps (RECOVERY_PAGE_SIZE, RECOVERY_PAUSE_MS). */
+  recoveryPageSize: number;
+  recoveryPauseMs: number;
 }
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -65,6 +68,8 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
       r.parse('LISTENER_DISABLE_AFTER', () =>
         parseDurationMs('LISTENER_DISABLE_AFTER', r.str('LISTENER_DISABLE_AFTER', '5d'), 1_000, 365 * 86_400_000),
       ) ?? 5 * 86_400_000,
+    recoveryPageSize: r.int('RECOVERY_PAGE_SIZE', 200, 1, 1000),
+    recoveryPauseMs: r.int('RECOVERY_PAUSE_MS', 0, 0, 60_000),
   };
   // Loopback is for tests and local development: a production notifier never delivers to itself.
   let loopback: string[] = [];

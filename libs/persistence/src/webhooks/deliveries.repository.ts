@@ -306,15 +306,6 @@ export class DeliveriesRepository {
     return rows[0]?.replays;
   }
 
-  /** Deliveries of a merchant since a time that never succeeded (for a bulk replay). */
-  async neverSucceeded(merchantId: string, since: Date): Promise<string[]> {
-    const rows: { id: string }[] = await this.db.query(
-      `SELECT id FROM deliveries WHERE merchant_id::text = lower($1) AND created_at >= $2 AND status IN ('failed', 'blocked') ORDER BY created_at, id`,
-      [merchantId, since],
-    );
-    return rows.map((r) => r.id);
-  }
-
   /**
    * Deliveries that should be in motion but may have lost their job: pending past their next
    * attempt by `graceS`, or sending for longer than an attempt can take plus `graceS`.

@@ -2,3 +2,4 @@
 export * from './address-guard';
 export * from './delivery-queue';
 export * from './replay';
+export * from './recovery';

@@ -1,0 +1,152 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  MerchantsRepository,
+  RecoverableStatus,
+  RecoveriesRepository,
+  RecoveryRow,
+  RecoveryScope,
+  RefusedError,
+  roleAllows,
+} from '@app/persistence';
+import { originNamed } from '@app/webhooks';
+import { enqueueRecovery } from '@app/webhooks/delivery';
+import { AdminQueues } from '../admin/admin-queues';
+import { ConsoleKit, subjectOf } from './console-kit';
+import { utc } from './deliveries.routes';
+import { problemPage } from './layout';
+import { previewPage, RecoverForm, recoverPage, recoveryPage } from './recover.views';
+
+const RECENT = 20;
+const REFRESH_S = 2;
+
+/**
+ * The Recover page: "replay every failed delivery of merchant M (optionally one listener) since
+ * T". The form first answers the count (GET /console/recover/preview, nothing replayed); Start
+ * (operator role, audited as webhooks:recover) creates a recovery the notifier runs a page at a
+ * time, whose page shows its progress (reloading itself) and a Cancel button (operator role,
+ * audited as webhooks:recover-cancel).
+ */
+export function registerRecoverRoutes(kit: ConsoleKit): void {
+  const { scope, app, audit, csrf, frame, send } = kit;
+  const recoveries = app.get(RecoveriesRepository);
+  const merchants = app.get(MerchantsRepository);
+  const queues = app.get(AdminQueues);
+
+  /** The form's fields, trimmed and cut. */
+  const formOf = (raw: unknown): RecoverForm => {
+    const r = (raw ?? {}) as Record<string, unknown>;
+    const form: RecoverForm = {};
+    for (const k of ['merchant', 'origin', 'since', 'blocked'] as const) {
+      const v = r[k];
+      if (typeof v === 'string' && v.trim() !== '') form[k] = v.trim().slice(0, 256);
+    }
+    return form;
+  };
+
+  /** The recovery the form names, or the problem with it (naming the field). */
+  const scopeOf = async (form: RecoverForm): Promise<{ scope: RecoveryScope; merchant: string } | { problem: string }> => {
+    if (!form.merchant) return { problem: 'Merchant id is required.' };
+    const merchantId = await merchants.resolve(form.merchant);
+    if (!merchantId) return { problem: 'Merchant id: no merchant has that id (10 digits, as merchant:create printed it).' };
+    if (!form.since) return { problem: 'Since is required (a UTC time such as 2026-11-25T17:00).' };
+    const since = utc(form.since);
+    if (!since) return { problem: 'Since must be a time such as 2026-11-25T17:00 (UTC).' };
+    let origin: string | undefined;
+    if (form.origin) {
+      const named = originNamed(form.origin, await recoveries.listenerOrigins(merchantId));
+      if ('problem' in named) return { problem: `Listener: ${named.problem}.` };
+      origin = named.origin;
+    }
+    const states: RecoverableStatus[] = form.blocked === '1' ? ['failed', 'blocked'] : ['failed'];
+    return { scope: { merchantId, origin, since, states }, merchant: (await merchants.publicIdOf(merchantId)) ?? merchantId };
+  };
+
+  const withMerchants = async (rows: RecoveryRow[]) => {
+    const ids = await merchants.publicIdsOf(rows.map((r) => r.merchant_id));
+    return rows.map((r) => ({ ...r, merchant: ids.get(r.merchant_id) ?? r.merchant_id }));
+  };
+
+  const listPage = async (req: FastifyRequest, reply: FastifyReply, status: number, query: RecoverForm, problem?: string) =>
+    send(
+      reply,
+      status,
+      recoverPage(frame(req, reply, 'Recover'), { query, recent: await withMerchants(await recoveries.recent(RECENT)), problem }),
+    );
+
+  const notFound = (req: FastifyRequest, reply: FastifyReply) =>
+    send(reply, 404, problemPage(frame(req, reply, 'Recovery'), 404, 'No such recovery.'));
+
+  scope.get('/recover', (req, reply) => listPage(req, reply, 200, formOf(req.query)));
+
+  scope.get('/recover/preview', async (req, reply) => {
+    const query = formOf(req.query);
+    const named = await scopeOf(query);
+    if ('problem' in named) return listPage(req, reply, 400, query, named.problem);
+    const { scope: s, merchant } = named;
+    const count = await recoveries.count(s);
+    return send(
+      reply,
+      200,
+      previewPage(frame(req, reply, 'Recover'), {
+        query,
+        merchant,
+        origin: s.origin,
+        since: s.since,
+        blocked: s.states.includes('blocked'),
+        count,
+      }),
+    );
+  });
+
+  scope.post('/recover', { preHandler: csrf }, async (req, reply) => {
+    const operator = kit.operatorOf(req);
+    const form = formOf(req.body);
+    if (!(await kit.allowed(req, reply, 'operator', 'webhooks:recover', form.merchant))) return reply;
+    const named = await scopeOf(form);
+    if ('problem' in named) return listPage(req, reply, 400, form, named.problem);
+    const { scope: s, merchant } = named;
+    const subject = subjectOf(req, operator, 'webhooks:recover', merchant);
+    const detail = { ...subject.detail, merchant, origin: s.origin ?? null, since: s.since.toISOString(), states: s.states };
+    let started: RecoveryRow | undefined;
+    await audit.run(
+      { ...subject, detail: { ...detail, count: await recoveries.count(s) } },
+      async () => {
+        started = await recoveries.start(s, operator.id);
+        await enqueueRecovery(queues.recovery, started.id);
+      },
+      () => ({ target: started?.id ?? merchant, detail: { ...detail, count: started?.total ?? null, recovery: started?.id ?? null } }),
+    );
+    return reply.redirect(`/console/recover/${started!.id}`, 303);
+  });
+
+  scope.get('/recover/:id', async (req, reply) => {
+    const r = await recoveries.find((req.params as { id: string }).id);
+    if (!r) return notFound(req, reply);
+    const f = { ...frame(req, reply, 'Recovery'), refreshS: r.state === 'running' ? REFRESH_S : undefined };
+    const [view] = await withMerchants([r]);
+    return send(reply, 200, recoveryPage(f, view, roleAllows(f.operator!.role, 'operator')));
+  });
+
+  scope.get('/recover/:id/progress', async (req, reply) => {
+    const r = await recoveries.find((req.params as { id: string }).id);
+    if (!r) return reply.code(404).send({ error: 'no such recovery' });
+    const { id, state, total, replayed, skipped, finished_at } = r;
+    return reply.send({ id, state, total, replayed, skipped, finishedAt: finished_at });
+  });
+
+  scope.post('/recover/:id/cancel', { preHandler: csrf }, async (req, reply) => {
+    const operator = kit.operatorOf(req);
+    const found = await recoveries.find((req.params as { id: string }).id);
+    if (!found) return notFound(req, reply);
+    if (!(await kit.allowed(req, reply, 'operator', 'webhooks:recover-cancel', found.id))) return reply;
+    try {
+      await audit.run(subjectOf(req, operator, 'webhooks:recover-cancel', found.id), async () => {
+        const cancelled = await recoveries.cancel(found.id);
+        if (!cancelled) throw new RefusedError(`not running (${found.state})`);
+      });
+    } catch (e) {
+      if (!(e instanceof RefusedError)) throw e;
+    }
+    return reply.redirect(`/console/recover/${found.id}`, 303);
+  });
+}
