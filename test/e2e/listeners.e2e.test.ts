@@ -21,7 +21,9 @@ interface AuditRow {
  * LISTENER_DISABLE_AFTER (2 s here) is disabled by the notifier and audited as such; its retries
  * and its new deliveries are held, never attempted, while the merchant's report keeps working;
  * listener:enable releases them and the listener receives them oldest first. Operators disable
- * and enable by hand, audited; a viewer cannot.
+ * and enable by hand, audited; a viewer cannot. Deliveries left held while their listener is
+ * enabled (a retry that raced an enable) are released by the notifier's sweeper, oldest first, and
+ * the notifier's /metrics reports the held count and the oldest held age.
  */
 describe('listener health: auto-disable, held deliveries, release in order', () => {
   let stack: Stack;
@@ -96,6 +98,9 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
             // One attempt at a time: released deliveries reach the listener in the order they were queued.
             WEBHOOK_CONCURRENCY: '1',
             LISTENER_DISABLE_AFTER: '2s',
+            // The sweeper's pass (and its release of stragglers held longer than the grace) every half second.
+            WEBHOOK_SWEEP_INTERVAL_MS: '500',
+            WEBHOOK_SWEEP_GRACE_S: '1',
           },
         },
       },
@@ -246,5 +251,65 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
       [`lh-operator-${suffix}`, 'attempted', shop.merchantId, true],
       [`lh-operator-${suffix}`, 'failed', shop.merchantId, true],
     ]);
+  });
+
+  it('the sweeper releases deliveries left held while their listener is enabled, oldest first; /metrics reports held ones', async () => {
+    const url = listener.url('/hook', '?straggler=1');
+    failing = false;
+    const heard = listener.at('/hook').length;
+    const ids = [await sale(url), await sale(url), await sale(url)];
+    for (const id of ids) await eventually(async () => expect((await deliveryOf(id)).status).toBe('succeeded'), { timeoutMs: 30_000 });
+    await eventually(() => expect(listener.at('/hook').length).toBe(heard + 3), { timeoutMs: 10_000 });
+
+    // The state a retry racing an enable leaves, made directly: the listener disabled (so the sweeper
+    // leaves them), its deliveries held, created in a known order (the last sale first).
+    await db.query(
+      `UPDATE listeners SET state = 'disabled', disabled_at = now(), disabled_by = 'auto' WHERE merchant_id = $1 AND origin = $2`,
+      [shop.internalId, origin()],
+    );
+    const order = [ids[2], ids[0], ids[1]].map((id) => id.toLowerCase());
+    for (const [i, id] of order.entries())
+      await db.query(
+        `UPDATE deliveries SET status = 'held', created_at = now() - make_interval(mins => 10 - $2), updated_at = now() - interval '1 minute'
+         WHERE transaction_id = $1`,
+        [id, i],
+      );
+    const replaysBefore = new Map<string, number>();
+    for (const id of order) replaysBefore.set(id, (await deliveryOf(id)).replays);
+
+    // Held behind a disabled listener: left alone, and counted by the notifier's gauges.
+    await sleep(1_500);
+    for (const id of order) expect((await deliveryOf(id)).status).toBe('held');
+    const metrics = await (await fetch(`${stack.notifier.url}/metrics`)).text();
+    expect(Number(/^webhook_held_deliveries(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
+    expect(Number(/^webhook_oldest_held_delivery_age_seconds(?:\{[^}]*\})? ([\d.e+]+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(9 * 60);
+
+    // Enabled without a release (what the race leaves): the sweeper releases them, oldest first.
+    await db.query(
+      `UPDATE listeners SET state = 'enabled', disabled_at = NULL, disabled_by = NULL WHERE merchant_id = $1 AND origin = $2`,
+      [shop.internalId, origin()],
+    );
+    const got = await eventually(
+      () => {
+        const after = listener.at('/hook').slice(heard + 3);
+        expect(after).toHaveLength(3);
+        return after.map((r) => r.transactionId?.toLowerCase());
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(got).toEqual(order);
+    for (const id of order) {
+      const d = await eventually(
+        async () => {
+          const row = await deliveryOf(id);
+          expect(row.status).toBe('succeeded');
+          return row;
+        },
+        { timeoutMs: 10_000 },
+      );
+      expect(d.replays).toBe(replaysBefore.get(id)! + 1);
+    }
+    const after = await (await fetch(`${stack.notifier.url}/metrics`)).text();
+    expect(after).toMatch(/^webhook_held_deliveries(\{[^}]*\})? 0$/m);
   });
 });

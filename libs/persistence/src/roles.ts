@@ -43,8 +43,8 @@ export type RoleGrants = Readonly<Record<string, TablePrivileges>>;
 export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // HTTP: authenticates merchants, records sales (and removes one it could not send), reads
   // transactions, fee plans, recipients and payables, keeps idempotency records, and the /admin
-  // dashboard (as a named operator, audited) reads and replays webhook deliveries, and the rate
-  // limiter reads the merchant's limits. No vault, no webhook secrets.
+  // dashboard and the console (as a named operator, audited) read and replay webhook deliveries
+  // and disable and enable listeners, and the rate limiter reads the merchant's limits. No vault, no webhook secrets.
   gateway_api: {
     merchants: { select: ['id', 'public_id', 'key_hash', 'rate_limit_writes_per_s', 'rate_limit_reads_per_s'] },
     operators: {
@@ -87,8 +87,13 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     payables: { select: 'all' },
     deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'] },
     delivery_attempts: { select: 'all' },
-    // Read by the console's listener page (issue 16); enabling and disabling is the operator's.
-    listeners: { select: 'all' },
+    // The console's Listeners page (issue 16): read, and disabled (a row made for a listener never
+    // delivered to) and enabled again by an operator; enabling releases the held deliveries.
+    listeners: {
+      select: 'all',
+      insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
+      update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
+    },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -149,7 +154,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   },
   // Webhooks: creates deliveries, claims and finishes attempts, sweeps overdue ones, reads the
   // merchant's signing secrets (and its public id, for the audit trail), keeps listener health,
-  // disables a listener that keeps failing and records that in the audit trail.
+  // disables a listener that keeps failing and records that in the audit trail, and releases
+  // deliveries left held while their listener is enabled.
   gateway_notifier: {
     merchants: {
       select: [
@@ -164,7 +170,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     deliveries: {
       select: 'all',
       insert: ['id', 'merchant_id', 'transaction_id', 'status_version', 'event', 'url', 'origin', 'body', 'status', 'attempts'],
-      update: ['status', 'attempts', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
+      // replays: the sweeper releases a delivery held while its listener was being enabled (as a replay).
+      update: ['status', 'attempts', 'replays', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
     },
     delivery_attempts: { insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body'] },
     listeners: {

@@ -18,6 +18,7 @@ import { loadConsoleAssets } from './assets';
 import { ConsoleKit, refusePage, subjectOf } from './console-kit';
 import { registerDeliveryRoutes } from './deliveries.routes';
 import { Frame, problemPage } from './layout';
+import { registerListenerRoutes } from './listeners.routes';
 import { signInPage } from './views';
 
 /**
@@ -192,4 +193,5 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
     },
   };
   registerDeliveryRoutes(kit);
+  registerListenerRoutes(kit);
 }
