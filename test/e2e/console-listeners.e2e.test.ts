@@ -1,35 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { Client } from 'pg';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { repoRoot } from '../../scripts/lib/processes';
-import { Listener } from '../support/listener';
+import { Page } from 'playwright-core';
+import { auditReader, ConsoleSuite, csrfOf, shot, startConsoleSuite, stopConsoleSuite } from '../support/console-browser';
 import { receiverOf, saleBody } from '../support/money';
-import { createMerchant, eventually, MerchantCredentials, runCli, Stack, startStack } from '../support/stack';
+import { createMerchant, eventually } from '../support/stack';
 
 jest.setTimeout(300_000);
-
-/** Debian's Chromium (.ci/run installs it when missing); CHROMIUM_PATH for another one. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** CONSOLE_SCREENSHOTS=1 refreshes the pictures in docs/console; otherwise they go to this run's log folder. */
-const SHOTS =
-  process.env.CONSOLE_SCREENSHOTS === '1'
-    ? join(repoRoot(), 'docs', 'console')
-    : join(process.env.TEST_LOG_DIR ?? join(repoRoot(), 'test', '.logs', 'adhoc'), 'console');
 
 interface DeliveryRow {
   id: string;
   transaction_id: string;
   status: string;
-}
-
-interface AuditRow {
-  operator_name: string;
-  action: string;
-  target: string;
-  outcome: string;
-  detail: Record<string, unknown>;
 }
 
 /**
@@ -39,92 +19,42 @@ interface AuditRow {
  * audit trail as the CLI's are; a viewer sees no buttons and its forged POST is refused with 403.
  */
 describe('the Listeners page of the console', () => {
-  let stack: Stack;
-  let shop: MerchantCredentials;
-  let listener: Listener;
-  let browser: Browser;
-  let db: Client;
+  let s: ConsoleSuite;
   const suffix = randomBytes(3).toString('hex');
-  const tokens = { viewer: '', operator: '' };
-  const contexts: BrowserContext[] = [];
 
-  const origin = () => `http://127.0.0.1:${listener.port}`;
-  const rowOf = (page: Page) => page.locator(`tr[data-listener="${shop.merchantId} ${origin()}"]`);
+  const origin = () => `http://127.0.0.1:${s.listener.port}`;
+  const rowOf = (page: Page) => page.locator(`tr[data-listener="${s.shop.merchantId} ${origin()}"]`);
   const deliveryOf = async (transactionId: string): Promise<DeliveryRow> => {
     const rows = (
-      await db.query('SELECT id, transaction_id, status FROM deliveries WHERE transaction_id = $1', [transactionId.toLowerCase()])
+      await s.db.query('SELECT id, transaction_id, status FROM deliveries WHERE transaction_id = $1', [transactionId.toLowerCase()])
     ).rows;
     expect(rows).toHaveLength(1);
     return rows[0];
   };
   const sale = async (): Promise<string> => {
-    const res = await receiverOf(stack.baseUrl, shop)('sale', saleBody(5_000, listener.url('/hook')));
+    const res = await receiverOf(s.stack.baseUrl, s.shop)('sale', saleBody(5_000, s.listener.url('/hook')));
     expect(res.status).toBe(200);
     return res.json.transactionId as string;
   };
-  const lastEventId = async (): Promise<string> => (await db.query(`SELECT coalesce(max(id), 0)::text AS id FROM audit_events`)).rows[0].id;
-  const eventsAfter = async (id: string, action: string): Promise<AuditRow[]> =>
-    (
-      await db.query(`SELECT operator_name, action, target, outcome, detail FROM audit_events WHERE id > $1 AND action = $2 ORDER BY id`, [
-        id,
-        action,
-      ])
-    ).rows;
-
-  async function signedIn(token: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 700 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    await page.goto(`${stack.baseUrl}/console/sign-in`);
-    await page.fill('#token', token);
-    await Promise.all([page.waitForURL(/\/console\/overview$/), page.click('button[type=submit]')]);
-    return page;
-  }
-  const listenersPage = (page: Page) => page.goto(`${stack.baseUrl}/console/listeners?merchant=${shop.merchantId}`);
-  const csrfOf = (page: Page) => page.getAttribute('input[name=_csrf]', 'value');
+  const audit = () => auditReader(s.db);
+  const signedIn = (token: string) => s.browser.signedIn(s.stack.baseUrl, token, { width: 1400, height: 700 });
+  const listenersPage = (page: Page) => page.goto(`${s.stack.baseUrl}/console/listeners?merchant=${s.shop.merchantId}`);
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-    mkdirSync(SHOTS, { recursive: true });
-    db = new Client({ connectionString: process.env.DATABASE_URL });
-    await db.connect();
-    listener = await new Listener().start();
-    stack = await startStack(
-      {},
-      {
-        envFor: {
-          notifier: {
-            WEBHOOK_SCHEDULE_SCALE: '0.0001',
-            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
-            WEBHOOK_TIMEOUT_MS: '3000',
-            // One attempt at a time: released deliveries reach the listener in the order they were queued.
-            WEBHOOK_CONCURRENCY: '1',
-          },
-        },
-      },
-    );
-    shop = await createMerchant('console listeners shop');
-    for (const role of ['viewer', 'operator'] as const) {
-      tokens[role] = (await runCli<{ token: string }>(['operator:create', '--name', `cl-${role}-${suffix}`, '--role', role])).token;
-    }
-    // Running as root (CI) needs --no-sandbox; nothing else is loaded than the gateway's own pages.
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    s = await startConsoleSuite('cl', suffix, {
+      // One attempt at a time: released deliveries reach the listener in the order they were queued.
+      WEBHOOK_CONCURRENCY: '1',
+    });
   });
 
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await stack?.stop();
-    await listener?.stop();
-    await db?.end();
-  });
+  afterAll(() => stopConsoleSuite(s ?? {}));
 
   it('an operator disables a listener, its deliveries are held, enabling it releases them in creation order; both are audited', async () => {
-    const from = await lastEventId();
+    const from = await audit().lastEventId();
     // A first delivery, succeeded: the listener has a row (its health) and a success rate.
     const first = await sale();
     await eventually(async () => expect((await deliveryOf(first)).status).toBe('succeeded'), { timeoutMs: 30_000 });
-    const page = await signedIn(tokens.operator);
+    const page = await signedIn(s.tokens.operator);
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(e.message));
     await eventually(
@@ -142,30 +72,30 @@ describe('the Listeners page of the console', () => {
     expect(await rowOf(page).locator('.listener-state').textContent()).toMatch(new RegExp(`disabled[\\s\\S]*by cl-operator-${suffix}`));
 
     // New deliveries to it are held, not attempted.
-    const heard = listener.at('/hook').length;
+    const heard = s.listener.at('/hook').length;
     const later = [await sale(), await sale(), await sale()];
     for (const id of later) await eventually(async () => expect((await deliveryOf(id)).status).toBe('held'), { timeoutMs: 30_000 });
 
     // A replay of a delivery to it is held too, and the console says so (made failed directly: a failed delivery takes long to make).
     const replayed = await deliveryOf(first);
-    await db.query(`UPDATE deliveries SET status = 'failed' WHERE id = $1`, [replayed.id]);
-    await page.goto(`${stack.baseUrl}/console/deliveries/${replayed.id}`);
+    await s.db.query(`UPDATE deliveries SET status = 'failed' WHERE id = $1`, [replayed.id]);
+    await page.goto(`${s.stack.baseUrl}/console/deliveries/${replayed.id}`);
     await Promise.all([page.waitForURL(/replay=held$/), page.click('#replay')]);
     expect(await page.textContent('#notice')).toContain('held, not attempted, until the listener is enabled');
     await eventually(async () => expect((await deliveryOf(first)).status).toBe('held'), { timeoutMs: 30_000 });
-    expect(listener.at('/hook').length).toBe(heard);
+    expect(s.listener.at('/hook').length).toBe(heard);
 
     await listenersPage(page);
     expect(await rowOf(page).locator('.held').textContent()).toBe('4');
-    await page.goto(`${stack.baseUrl}/console/deliveries?merchant=${shop.merchantId}&state=held`);
+    await page.goto(`${s.stack.baseUrl}/console/deliveries?merchant=${s.shop.merchantId}&state=held`);
     expect(await page.locator('#deliveries tbody tr').count()).toBe(4);
     await listenersPage(page);
-    await page.screenshot({ path: join(SHOTS, 'listeners.png'), fullPage: true });
+    await shot(page, 'listeners');
 
     // Released in (created_at, id) order: the order the notifier created them in.
     const heldOrder: string[] = (
-      await db.query(`SELECT transaction_id FROM deliveries WHERE merchant_id = $1 AND status = 'held' ORDER BY created_at, id`, [
-        shop.internalId,
+      await s.db.query(`SELECT transaction_id FROM deliveries WHERE merchant_id = $1 AND status = 'held' ORDER BY created_at, id`, [
+        s.shop.internalId,
       ])
     ).rows.map((r) => r.transaction_id);
     expect(heldOrder).toEqual([first, ...later].map((id) => id.toLowerCase()));
@@ -173,14 +103,7 @@ describe('the Listeners page of the console', () => {
     await Promise.all([page.waitForURL(/done=enabled/), rowOf(page).locator('button.enable').click()]);
     expect(await page.textContent('#notice')).toContain('4 held deliveries released, oldest first');
     expect(await rowOf(page).locator('.listener-state').textContent()).toContain('enabled');
-    const order = await eventually(
-      () => {
-        const got = listener.at('/hook').slice(heard);
-        expect(got).toHaveLength(4);
-        return got.map((r) => r.transactionId?.toLowerCase());
-      },
-      { timeoutMs: 30_000 },
-    );
+    const order = await s.listener.transactionsAfter('/hook', heard, 4);
     expect(order).toEqual(heldOrder);
 
     // The deliveries page shows them succeeded.
@@ -188,7 +111,7 @@ describe('the Listeners page of the console', () => {
     for (const t of [first, ...later]) ids.push((await deliveryOf(t)).id);
     await eventually(
       async () => {
-        await page.goto(`${stack.baseUrl}/console/deliveries?merchant=${shop.merchantId}&host=127.0.0.1`);
+        await page.goto(`${s.stack.baseUrl}/console/deliveries?merchant=${s.shop.merchantId}&host=127.0.0.1`);
         for (const id of ids) expect(await page.locator(`tr[data-delivery="${id}"]`).textContent()).toContain('succeeded');
       },
       { timeoutMs: 30_000, intervalMs: 500 },
@@ -198,8 +121,8 @@ describe('the Listeners page of the console', () => {
 
     // Bad input names the field, and changes nothing.
     const csrf = (await csrfOf(page)) ?? '';
-    const bad = await page.request.post(`${stack.baseUrl}/console/listeners/disable`, {
-      form: { _csrf: csrf, merchant: shop.merchantId, origin: 'ftp://nope' },
+    const bad = await page.request.post(`${s.stack.baseUrl}/console/listeners/disable`, {
+      form: { _csrf: csrf, merchant: s.shop.merchantId, origin: 'ftp://nope' },
       maxRedirects: 0,
     });
     expect(bad.status()).toBe(400);
@@ -208,48 +131,49 @@ describe('the Listeners page of the console', () => {
     // Audited as the CLI's are: same action, target (the merchant as given) and detail (merchant, origin), plus the console's way in.
     const who = `cl-operator-${suffix}`;
     for (const action of ['listener:disable', 'listener:enable']) {
-      const events = await eventsAfter(from, action);
+      const events = await audit().eventsAfter(from, action);
       expect(events.map((e) => [e.operator_name, e.outcome, e.target])).toEqual([
-        [who, 'attempted', shop.merchantId],
-        [who, 'ok', shop.merchantId],
+        [who, 'attempted', s.shop.merchantId],
+        [who, 'ok', s.shop.merchantId],
       ]);
-      expect(events[1].detail).toMatchObject({ merchant: shop.merchantId, origin: origin(), via: 'console' });
+      expect(events[1].detail).toMatchObject({ merchant: s.shop.merchantId, origin: origin(), via: 'console' });
     }
     expect(problems).toEqual([]);
   });
 
   it('a viewer sees the listeners without the buttons, and the server refuses its forged POST with 403 (audited)', async () => {
-    const from = await lastEventId();
-    const page = await signedIn(tokens.viewer);
+    const from = await audit().lastEventId();
+    const page = await signedIn(s.tokens.viewer);
     await listenersPage(page);
     expect(await rowOf(page).count()).toBe(1);
     expect(await page.locator('#listeners button').count()).toBe(0);
     expect(await page.textContent('main')).toContain('needs the operator role');
     // The button is hidden, but that is not the protection: the POST itself, with a valid CSRF token, is refused.
-    const res = await page.request.post(`${stack.baseUrl}/console/listeners/disable`, {
-      form: { _csrf: (await csrfOf(page)) ?? '', merchant: shop.merchantId, origin: origin() },
+    const res = await page.request.post(`${s.stack.baseUrl}/console/listeners/disable`, {
+      form: { _csrf: (await csrfOf(page)) ?? '', merchant: s.shop.merchantId, origin: origin() },
       maxRedirects: 0,
     });
     expect(res.status()).toBe(403);
     expect(await res.text()).toContain('needs the operator role');
-    const row = (await db.query('SELECT state FROM listeners WHERE merchant_id = $1 AND origin = $2', [shop.internalId, origin()])).rows[0];
+    const row = (await s.db.query('SELECT state FROM listeners WHERE merchant_id = $1 AND origin = $2', [s.shop.internalId, origin()]))
+      .rows[0];
     expect(row.state).toBe('enabled');
-    const refused = await eventsAfter(from, 'listener:disable');
-    expect(refused.map((e) => [e.operator_name, e.outcome, e.target])).toEqual([[`cl-viewer-${suffix}`, 'refused', shop.merchantId]]);
+    const refused = await audit().eventsAfter(from, 'listener:disable');
+    expect(refused.map((e) => [e.operator_name, e.outcome, e.target])).toEqual([[`cl-viewer-${suffix}`, 'refused', s.shop.merchantId]]);
   });
 
   it('pages through many listeners by keyset, worst first, each exactly once', async () => {
     const many = await createMerchant('console listeners paging shop');
     // 60 listeners (more than a page of 50), made directly: every 7th disabled, failures with many ties.
-    await db.query(
+    await s.db.query(
       `INSERT INTO listeners (merchant_id, origin, state, disabled_at, disabled_by, consecutive_failures)
        SELECT $1, 'https://h' || i || '.example:443', CASE WHEN i % 7 = 0 THEN 'disabled' ELSE 'enabled' END,
          CASE WHEN i % 7 = 0 THEN now() END, CASE WHEN i % 7 = 0 THEN 'auto' END, i % 5
        FROM generate_series(0, 59) AS i`,
       [many.internalId],
     );
-    const page = await signedIn(tokens.viewer);
-    await page.goto(`${stack.baseUrl}/console/listeners?merchant=${many.merchantId}`);
+    const page = await signedIn(s.tokens.viewer);
+    await page.goto(`${s.stack.baseUrl}/console/listeners?merchant=${many.merchantId}`);
     const seen: string[] = [];
     for (let pages = 1; ; pages++) {
       seen.push(
@@ -263,7 +187,7 @@ describe('the Listeners page of the console', () => {
       await Promise.all([page.waitForURL(/after=/), page.click('#next-page')]);
     }
     const expected: string[] = (
-      await db.query(
+      await s.db.query(
         `SELECT origin FROM listeners WHERE merchant_id = $1 ORDER BY state = 'enabled', consecutive_failures DESC, merchant_id, origin`,
         [many.internalId],
       )
@@ -278,7 +202,7 @@ describe('the Listeners page of the console', () => {
     // A forged page link is a 400 naming the problem, never a 5xx.
     const forged = Buffer.from(JSON.stringify([2, -1, 'x', 'y'])).toString('base64url');
     for (const query of [`after=${forged}`, 'after=%%%', 'state=nope', 'merchant=123']) {
-      const res = await page.request.get(`${stack.baseUrl}/console/listeners?${query}`);
+      const res = await page.request.get(`${s.stack.baseUrl}/console/listeners?${query}`);
       expect(res.status()).toBe(400);
     }
   });

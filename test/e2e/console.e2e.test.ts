@@ -1,23 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from 'pg';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { repoRoot } from '../../scripts/lib/processes';
+import { Page } from 'playwright-core';
 import { SANDBOX_CARDS } from '../fixtures/cards';
+import { ConsoleBrowser, csrfOf, shot, startConsoleSuite, stopConsoleSuite } from '../support/console-browser';
 import { Listener } from '../support/listener';
 import { receiverOf, saleBody } from '../support/money';
-import { createMerchant, eventually, MerchantCredentials, runCli, Stack, startStack } from '../support/stack';
+import { eventually, MerchantCredentials, Stack } from '../support/stack';
 
 jest.setTimeout(300_000);
-
-/** Debian's Chromium (.ci/run installs it when missing); CHROMIUM_PATH for another one. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** CONSOLE_SCREENSHOTS=1 refreshes the pictures in docs/console; otherwise they go to this run's log folder. */
-const SHOTS =
-  process.env.CONSOLE_SCREENSHOTS === '1'
-    ? join(repoRoot(), 'docs', 'console')
-    : join(process.env.TEST_LOG_DIR ?? join(repoRoot(), 'test', '.logs', 'adhoc'), 'console');
 
 interface DeliveryRow {
   id: string;
@@ -35,11 +25,10 @@ describe('the operator console in a browser', () => {
   let stack: Stack;
   let shop: MerchantCredentials;
   let listener: Listener;
-  let browser: Browser;
+  let browser: ConsoleBrowser;
   let db: Client;
   const suffix = randomBytes(3).toString('hex');
-  const tokens = { viewer: '', operator: '' };
-  const contexts: BrowserContext[] = [];
+  let tokens = { viewer: '', operator: '' };
 
   const deliveriesOf = async (transactionId: string): Promise<DeliveryRow[]> =>
     (
@@ -63,54 +52,16 @@ describe('the operator console in a browser', () => {
     );
   }
 
-  async function signedIn(token: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    await page.goto(`${stack.baseUrl}/console/sign-in`);
-    await page.fill('#token', token);
-    await Promise.all([page.waitForURL(/\/console\/overview$/), page.click('button[type=submit]')]);
-    return page;
-  }
-
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  const csrfOf = (page: Page) => page.getAttribute('input[name=_csrf]', 'value');
+  const signedIn = (token: string): Promise<Page> => browser.signedIn(stack.baseUrl, token);
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-    mkdirSync(SHOTS, { recursive: true });
-    db = new Client({ connectionString: process.env.DATABASE_URL });
-    await db.connect();
-    listener = await new Listener().start();
-    stack = await startStack(
-      {},
-      {
-        envFor: {
-          notifier: {
-            WEBHOOK_SCHEDULE_SCALE: '0.0001',
-            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
-            WEBHOOK_TIMEOUT_MS: '3000',
-            WEBHOOK_SWEEP_INTERVAL_MS: '500',
-            WEBHOOK_SWEEP_GRACE_S: '1',
-          },
-        },
-      },
-    );
-    shop = await createMerchant('console shop');
-    for (const role of ['viewer', 'operator'] as const) {
-      tokens[role] = (await runCli<{ token: string }>(['operator:create', '--name', `console-${role}-${suffix}`, '--role', role])).token;
-    }
-    // Running as root (CI) needs --no-sandbox; nothing else is loaded than the gateway's own pages.
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    ({ stack, db, listener, browser, shop, tokens } = await startConsoleSuite('console', suffix, {
+      WEBHOOK_SWEEP_INTERVAL_MS: '500',
+      WEBHOOK_SWEEP_GRACE_S: '1',
+    }));
   });
 
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await stack?.stop();
-    await listener?.stop();
-    await db?.end();
-  });
+  afterAll(() => stopConsoleSuite({ stack, db, listener, browser }));
 
   it('an operator finds a failed delivery, reads its attempts, replays it and sees it succeed; the replay is audited', async () => {
     let up = false;
@@ -191,8 +142,7 @@ describe('the operator console in a browser', () => {
   });
 
   it('a wrong token cannot sign in, and a page without a session sends the browser to sign-in', async () => {
-    const context = await browser.newContext();
-    contexts.push(context);
+    const context = await browser.context();
     const page = await context.newPage();
     await page.goto(`${stack.baseUrl}/console/overview`);
     expect(page.url()).toMatch(/\/console\/sign-in$/);
@@ -231,8 +181,7 @@ describe('the operator console in a browser', () => {
     const api = await page.request.get(`${stack.baseUrl}/admin/queues/api/queues`);
     expect(api.status()).toBe(200);
 
-    const anonymous = await browser.newContext();
-    contexts.push(anonymous);
+    const anonymous = await browser.context();
     const stranger = await anonymous.newPage();
     await stranger.goto(`${stack.baseUrl}/admin/queues`);
     expect(stranger.url()).toMatch(/\/console\/sign-in$/);

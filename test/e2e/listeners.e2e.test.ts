@@ -3,18 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { createMerchant, eventually, MerchantCredentials, post, runCli, runCliRaw, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
+import { auditReader, LOCAL_FAST_WEBHOOKS } from '../support/console-browser';
 import { Listener } from '../support/listener';
 
 jest.setTimeout(300_000);
-
-interface AuditRow {
-  operator_name: string | null;
-  action: string;
-  target: string | null;
-  origin: string;
-  outcome: string;
-  detail: Record<string, unknown>;
-}
 
 /**
  * Listener health end to end (issue 16, item 2): a listener failing with no success for
@@ -72,14 +64,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
     expect(rows).toHaveLength(1);
     return rows[0];
   };
-  const lastEventId = async (): Promise<string> => (await db.query(`SELECT coalesce(max(id), 0)::text AS id FROM audit_events`)).rows[0].id;
-  const eventsAfter = async (id: string, action: string): Promise<AuditRow[]> =>
-    (
-      await db.query(
-        `SELECT operator_name, action, target, origin, outcome, detail FROM audit_events WHERE id > $1 AND action = $2 ORDER BY id`,
-        [id, action],
-      )
-    ).rows;
+  const audit = () => auditReader(db);
   const as = (token: string, args: string[]) => runCliRaw(args, { GATEWAY_OPERATOR_TOKEN: token });
 
   beforeAll(async () => {
@@ -92,9 +77,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
       {
         envFor: {
           notifier: {
-            WEBHOOK_SCHEDULE_SCALE: '0.0001',
-            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
-            WEBHOOK_TIMEOUT_MS: '3000',
+            ...LOCAL_FAST_WEBHOOKS,
             // One attempt at a time: released deliveries reach the listener in the order they were queued.
             WEBHOOK_CONCURRENCY: '1',
             LISTENER_DISABLE_AFTER: '2s',
@@ -117,7 +100,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
   });
 
   it('disables a listener failing for LISTENER_DISABLE_AFTER, holds its deliveries unattempted, and enable releases them in order', async () => {
-    const from = await lastEventId();
+    const from = await audit().lastEventId();
     const url = listener.url('/hook');
     const first = await sale(url);
     // Its retries keep failing (the schedule is compressed): past 2 s of failing, the listener is disabled.
@@ -135,7 +118,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
     // The first delivery's next retry is held rather than attempted.
     await eventually(async () => expect((await deliveryOf(first)).status).toBe('held'), { timeoutMs: 60_000, intervalMs: 200 });
 
-    const auto = await eventsAfter(from, 'listener:disable');
+    const auto = await audit().eventsAfter(from, 'listener:disable');
     expect(auto.map((e) => [e.operator_name, e.outcome])).toEqual([
       ['system:notifier', 'attempted'],
       ['system:notifier', 'ok'],
@@ -175,20 +158,13 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
 
     const enabled = await runCli(['listener:enable', '--merchant', shop.merchantId, '--origin', origin()]);
     expect(enabled).toEqual({ merchantId: shop.merchantId, origin: origin(), state: 'enabled', released: 4 });
-    const order = await eventually(
-      () => {
-        const got = listener.at('/hook').slice(heard);
-        expect(got).toHaveLength(4);
-        return got.map((r) => r.transactionId?.toLowerCase());
-      },
-      { timeoutMs: 30_000 },
-    );
+    const order = await listener.transactionsAfter('/hook', heard, 4);
     expect(order).toEqual(heldOrder);
     for (const id of [first, ...later])
       await eventually(async () => expect((await deliveryOf(id)).status).toBe('succeeded'), { timeoutMs: 10_000 });
     expect(await listenerRow()).toMatchObject({ state: 'enabled', disabled_by: null, failing_since: null, consecutive_failures: 0 });
 
-    const enables = await eventsAfter(from, 'listener:enable');
+    const enables = await audit().eventsAfter(from, 'listener:enable');
     expect(enables.map((e) => [e.operator_name, e.outcome])).toEqual([
       [`lh-viewer-${suffix}`, 'refused'],
       ['test-admin', 'attempted'],
@@ -198,7 +174,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
   });
 
   it('an operator disables and enables a listener by hand, both audited; a viewer cannot disable', async () => {
-    const from = await lastEventId();
+    const from = await audit().lastEventId();
     const url = listener.url('/hook', '?by=hand');
 
     const viewer = await as(tokens.viewer, ['listener:disable', '--merchant', shop.merchantId, '--origin', origin()]);
@@ -237,7 +213,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
     expect(notDisabled.stderr).toMatch(/is not disabled/);
 
     const outcomes = async (action: string) =>
-      (await eventsAfter(from, action)).map((e) => [e.operator_name, e.outcome, e.target, e.detail.origin !== undefined]);
+      (await audit().eventsAfter(from, action)).map((e) => [e.operator_name, e.outcome, e.target, e.detail.origin !== undefined]);
     expect(await outcomes('listener:disable')).toEqual([
       [`lh-viewer-${suffix}`, 'refused', shop.merchantId, true],
       [`lh-operator-${suffix}`, 'attempted', shop.merchantId, true],
@@ -289,14 +265,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
       `UPDATE listeners SET state = 'enabled', disabled_at = NULL, disabled_by = NULL WHERE merchant_id = $1 AND origin = $2`,
       [shop.internalId, origin()],
     );
-    const got = await eventually(
-      () => {
-        const after = listener.at('/hook').slice(heard + 3);
-        expect(after).toHaveLength(3);
-        return after.map((r) => r.transactionId?.toLowerCase());
-      },
-      { timeoutMs: 30_000 },
-    );
+    const got = await listener.transactionsAfter('/hook', heard + 3, 3);
     expect(got).toEqual(order);
     for (const id of order) {
       const d = await eventually(
