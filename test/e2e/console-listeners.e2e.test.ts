@@ -205,5 +205,9 @@ describe('the Listeners page of the console', () => {
       const res = await page.request.get(`${s.stack.baseUrl}/console/listeners?${query}`);
       expect(res.status()).toBe(400);
     }
+    for (const query of ['done=__proto__', 'done=constructor', 'done=enabled&released=-1', 'done=enabled&released=1e99']) {
+      const res = await page.request.get(`${s.stack.baseUrl}/console/listeners?merchant=${many.merchantId}&${query}`);
+      expect(res.status()).toBe(200);
+    }
   });
 });

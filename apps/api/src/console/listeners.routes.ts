@@ -24,15 +24,17 @@ const PAGE_SIZE = 50;
 const MAX_INT = 2 ** 31 - 1;
 
 /** The notice a page shows after a disable or enable (POST, then redirect here). */
-const NOTICES: Record<string, (released: number) => { ok: boolean; text: string }> = {
-  disabled: () => ({ ok: true, text: 'Listener disabled: its new deliveries and retries are held, not attempted, until it is enabled.' }),
-  enabled: (n) => ({
-    ok: true,
-    text: `Listener enabled: ${n} held ${n === 1 ? 'delivery' : 'deliveries'} released, oldest first (reload to follow their state).`,
+const NOTICES = new Map<string, (released: number) => { ok: boolean; text: string }>(
+  Object.entries({
+    disabled: () => ({ ok: true, text: 'Listener disabled: its new deliveries and retries are held, not attempted, until it is enabled.' }),
+    enabled: (n) => ({
+      ok: true,
+      text: `Listener enabled: ${n} held ${n === 1 ? 'delivery' : 'deliveries'} released, oldest first (reload to follow their state).`,
+    }),
+    'already-disabled': () => ({ ok: false, text: 'That listener is disabled already.' }),
+    'not-disabled': () => ({ ok: false, text: 'That listener is not disabled and holds no delivery.' }),
   }),
-  'already-disabled': () => ({ ok: false, text: 'That listener is disabled already.' }),
-  'not-disabled': () => ({ ok: false, text: 'That listener is not disabled and holds no delivery.' }),
-};
+);
 
 /**
  * The Listeners page: every merchant's listeners (merchant × origin), worst first, with their
@@ -69,7 +71,8 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
     const [ids, rates] = await Promise.all([merchants.publicIdsOf(shown.map((r) => r.merchant_id)), listeners.attemptRates(shown)]);
     const rateOf = new Map(rates.map((r) => [`${r.merchant_id} ${r.origin}`, r]));
     const last = shown[shown.length - 1];
-    const done = typeof raw.done === 'string' ? NOTICES[raw.done] : undefined;
+    // A Map, not an object: ?done=__proto__ must find nothing.
+    const done = typeof raw.done === 'string' ? NOTICES.get(raw.done) : undefined;
     const released = Number(raw.released);
     const view: ListenersView = {
       query,
