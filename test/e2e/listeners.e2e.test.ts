@@ -3,25 +3,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { createMerchant, eventually, MerchantCredentials, post, runCli, runCliRaw, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
+import { auditReader, LOCAL_FAST_WEBHOOKS } from '../support/console-browser';
 import { Listener } from '../support/listener';
 
 jest.setTimeout(300_000);
-
-interface AuditRow {
-  operator_name: string | null;
-  action: string;
-  target: string | null;
-  origin: string;
-  outcome: string;
-  detail: Record<string, unknown>;
-}
 
 /**
  * Listener health end to end (issue 16, item 2): a listener failing with no success for
  * LISTENER_DISABLE_AFTER (2 s here) is disabled by the notifier and audited as such; its retries
  * and its new deliveries are held, never attempted, while the merchant's report keeps working;
  * listener:enable releases them and the listener receives them oldest first. Operators disable
- * and enable by hand, audited; a viewer cannot.
+ * and enable by hand, audited; a viewer cannot. Deliveries left held while their listener is
+ * enabled (a retry that raced an enable) are released by the notifier's sweeper, oldest first, and
+ * the notifier's /metrics reports the held count and the oldest held age.
  */
 describe('listener health: auto-disable, held deliveries, release in order', () => {
   let stack: Stack;
@@ -70,14 +64,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
     expect(rows).toHaveLength(1);
     return rows[0];
   };
-  const lastEventId = async (): Promise<string> => (await db.query(`SELECT coalesce(max(id), 0)::text AS id FROM audit_events`)).rows[0].id;
-  const eventsAfter = async (id: string, action: string): Promise<AuditRow[]> =>
-    (
-      await db.query(
-        `SELECT operator_name, action, target, origin, outcome, detail FROM audit_events WHERE id > $1 AND action = $2 ORDER BY id`,
-        [id, action],
-      )
-    ).rows;
+  const audit = () => auditReader(db);
   const as = (token: string, args: string[]) => runCliRaw(args, { GATEWAY_OPERATOR_TOKEN: token });
 
   beforeAll(async () => {
@@ -90,12 +77,13 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
       {
         envFor: {
           notifier: {
-            WEBHOOK_SCHEDULE_SCALE: '0.0001',
-            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
-            WEBHOOK_TIMEOUT_MS: '3000',
+            ...LOCAL_FAST_WEBHOOKS,
             // One attempt at a time: released deliveries reach the listener in the order they were queued.
             WEBHOOK_CONCURRENCY: '1',
             LISTENER_DISABLE_AFTER: '2s',
+            // The sweeper's pass (and its release of stragglers held longer than the grace) every half second.
+            WEBHOOK_SWEEP_INTERVAL_MS: '500',
+            WEBHOOK_SWEEP_GRACE_S: '1',
           },
         },
       },
@@ -112,7 +100,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
   });
 
   it('disables a listener failing for LISTENER_DISABLE_AFTER, holds its deliveries unattempted, and enable releases them in order', async () => {
-    const from = await lastEventId();
+    const from = await audit().lastEventId();
     const url = listener.url('/hook');
     const first = await sale(url);
     // Its retries keep failing (the schedule is compressed): past 2 s of failing, the listener is disabled.
@@ -130,7 +118,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
     // The first delivery's next retry is held rather than attempted.
     await eventually(async () => expect((await deliveryOf(first)).status).toBe('held'), { timeoutMs: 60_000, intervalMs: 200 });
 
-    const auto = await eventsAfter(from, 'listener:disable');
+    const auto = await audit().eventsAfter(from, 'listener:disable');
     expect(auto.map((e) => [e.operator_name, e.outcome])).toEqual([
       ['system:notifier', 'attempted'],
       ['system:notifier', 'ok'],
@@ -170,20 +158,13 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
 
     const enabled = await runCli(['listener:enable', '--merchant', shop.merchantId, '--origin', origin()]);
     expect(enabled).toEqual({ merchantId: shop.merchantId, origin: origin(), state: 'enabled', released: 4 });
-    const order = await eventually(
-      () => {
-        const got = listener.at('/hook').slice(heard);
-        expect(got).toHaveLength(4);
-        return got.map((r) => r.transactionId?.toLowerCase());
-      },
-      { timeoutMs: 30_000 },
-    );
+    const order = await listener.transactionsAfter('/hook', heard, 4);
     expect(order).toEqual(heldOrder);
     for (const id of [first, ...later])
       await eventually(async () => expect((await deliveryOf(id)).status).toBe('succeeded'), { timeoutMs: 10_000 });
     expect(await listenerRow()).toMatchObject({ state: 'enabled', disabled_by: null, failing_since: null, consecutive_failures: 0 });
 
-    const enables = await eventsAfter(from, 'listener:enable');
+    const enables = await audit().eventsAfter(from, 'listener:enable');
     expect(enables.map((e) => [e.operator_name, e.outcome])).toEqual([
       [`lh-viewer-${suffix}`, 'refused'],
       ['test-admin', 'attempted'],
@@ -193,7 +174,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
   });
 
   it('an operator disables and enables a listener by hand, both audited; a viewer cannot disable', async () => {
-    const from = await lastEventId();
+    const from = await audit().lastEventId();
     const url = listener.url('/hook', '?by=hand');
 
     const viewer = await as(tokens.viewer, ['listener:disable', '--merchant', shop.merchantId, '--origin', origin()]);
@@ -232,7 +213,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
     expect(notDisabled.stderr).toMatch(/is not disabled/);
 
     const outcomes = async (action: string) =>
-      (await eventsAfter(from, action)).map((e) => [e.operator_name, e.outcome, e.target, e.detail.origin !== undefined]);
+      (await audit().eventsAfter(from, action)).map((e) => [e.operator_name, e.outcome, e.target, e.detail.origin !== undefined]);
     expect(await outcomes('listener:disable')).toEqual([
       [`lh-viewer-${suffix}`, 'refused', shop.merchantId, true],
       [`lh-operator-${suffix}`, 'attempted', shop.merchantId, true],
@@ -246,5 +227,58 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
       [`lh-operator-${suffix}`, 'attempted', shop.merchantId, true],
       [`lh-operator-${suffix}`, 'failed', shop.merchantId, true],
     ]);
+  });
+
+  it('the sweeper releases deliveries left held while their listener is enabled, oldest first; /metrics reports held ones', async () => {
+    const url = listener.url('/hook', '?straggler=1');
+    failing = false;
+    const heard = listener.at('/hook').length;
+    const ids = [await sale(url), await sale(url), await sale(url)];
+    for (const id of ids) await eventually(async () => expect((await deliveryOf(id)).status).toBe('succeeded'), { timeoutMs: 30_000 });
+    await eventually(() => expect(listener.at('/hook').length).toBe(heard + 3), { timeoutMs: 10_000 });
+
+    // The state a retry racing an enable leaves, made directly: the listener disabled (so the sweeper
+    // leaves them), its deliveries held, created in a known order (the last sale first).
+    await db.query(
+      `UPDATE listeners SET state = 'disabled', disabled_at = now(), disabled_by = 'auto' WHERE merchant_id = $1 AND origin = $2`,
+      [shop.internalId, origin()],
+    );
+    const order = [ids[2], ids[0], ids[1]].map((id) => id.toLowerCase());
+    for (const [i, id] of order.entries())
+      await db.query(
+        `UPDATE deliveries SET status = 'held', created_at = now() - make_interval(mins => 10 - $2), updated_at = now() - interval '1 minute'
+         WHERE transaction_id = $1`,
+        [id, i],
+      );
+    const replaysBefore = new Map<string, number>();
+    for (const id of order) replaysBefore.set(id, (await deliveryOf(id)).replays);
+
+    // Held behind a disabled listener: left alone, and counted by the notifier's gauges.
+    await sleep(1_500);
+    for (const id of order) expect((await deliveryOf(id)).status).toBe('held');
+    const metrics = await (await fetch(`${stack.notifier.url}/metrics`)).text();
+    expect(Number(/^webhook_held_deliveries(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
+    expect(Number(/^webhook_oldest_held_delivery_age_seconds(?:\{[^}]*\})? ([\d.e+]+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(9 * 60);
+
+    // Enabled without a release (what the race leaves): the sweeper releases them, oldest first.
+    await db.query(
+      `UPDATE listeners SET state = 'enabled', disabled_at = NULL, disabled_by = NULL WHERE merchant_id = $1 AND origin = $2`,
+      [shop.internalId, origin()],
+    );
+    const got = await listener.transactionsAfter('/hook', heard + 3, 3);
+    expect(got).toEqual(order);
+    for (const id of order) {
+      const d = await eventually(
+        async () => {
+          const row = await deliveryOf(id);
+          expect(row.status).toBe('succeeded');
+          return row;
+        },
+        { timeoutMs: 10_000 },
+      );
+      expect(d.replays).toBe(replaysBefore.get(id)! + 1);
+    }
+    const after = await (await fetch(`${stack.notifier.url}/metrics`)).text();
+    expect(after).toMatch(/^webhook_held_deliveries(\{[^}]*\})? 0$/m);
   });
 });

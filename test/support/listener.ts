@@ -50,6 +50,22 @@ export class Listener {
     return this.received.filter((r) => r.path === path);
   }
 
+  /**
+   * Waits until exactly `count` requests have come to `path` after its first `skip`, and answers
+   * their TransactionIDs (lower-cased) in the order they came.
+   */
+  async transactionsAfter(path: string, skip: number, count: number, timeoutMs = 30_000): Promise<(string | undefined)[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const got = this.at(path).slice(skip);
+      if (got.length === count || Date.now() > deadline) {
+        if (got.length !== count) throw new Error(`${path}: ${got.length} requests after the first ${skip}, expected ${count}`);
+        return got.map((r) => r.transactionId?.toLowerCase());
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));

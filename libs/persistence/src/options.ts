@@ -13,6 +13,7 @@ import { Operators1764700000000 } from './migrations/1764700000000-operators';
 import { MerchantRateLimits1764800000000 } from './migrations/1764800000000-merchant-rate-limits';
 import { DatabaseRoles1764900000000 } from './migrations/1764900000000-database-roles';
 import { Listeners1765000000000 } from './migrations/1765000000000-listeners';
+import { ConsoleListenerGrants1765100000000 } from './migrations/1765100000000-console-listener-grants';
 import { Recoveries1765200000000 } from './migrations/1765200000000-recoveries';
 import { WebhookThrottle1765300000000 } from './migrations/1765300000000-webhook-throttle';
 import { PortalLinks1765400000000 } from './migrations/1765400000000-portal-links';
@@ -34,6 +35,7 @@ export const MIGRATIONS = [
   // Last: it grants on every table above (a migration after it that adds a table calls applyRoleGrants).
   DatabaseRoles1764900000000,
   Listeners1765000000000,
+  ConsoleListenerGrants1765100000000,
   Recoveries1765200000000,
   WebhookThrottle1765300000000,
   PortalLinks1765400000000,

@@ -43,9 +43,10 @@ export type RoleGrants = Readonly<Record<string, TablePrivileges>>;
 export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // HTTP: authenticates merchants, records sales (and removes one it could not send), reads
   // transactions, fee plans, recipients and payables, keeps idempotency records, and the /admin
-  // dashboard (as a named operator, audited) reads and replays webhook deliveries, and the rate
-  // limiter reads the merchant's limits, and the console's merchant page reads and sets the
-  // webhook throttle (that one column). No vault, no webhook secrets.
+  // dashboard and the console (as a named operator, audited) read and replay webhook deliveries
+  // and disable and enable listeners, the rate limiter reads the merchant's limits, and the
+  // console's merchant page reads and sets the webhook throttle (that one column). No vault, no
+  // webhook secrets.
   gateway_api: {
     merchants: {
       select: ['id', 'public_id', 'key_hash', 'rate_limit_writes_per_s', 'rate_limit_reads_per_s', 'webhook_throttle_per_s'],
@@ -91,8 +92,13 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     payables: { select: 'all' },
     deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'] },
     delivery_attempts: { select: 'all' },
-    // Read by the console's listener page (issue 16); enabling and disabling is the operator's.
-    listeners: { select: 'all' },
+    // The console's Listeners page (issue 16): read, and disabled (a row made for a listener never
+    // delivered to) and enabled again by an operator; enabling releases the held deliveries.
+    listeners: {
+      select: 'all',
+      insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
+      update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
+    },
     // The console's sign-ins: opened, looked up on each request, ended at sign-out, old ones deleted.
     console_sessions: {
       select: 'all',
@@ -168,7 +174,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   },
   // Webhooks: creates deliveries, claims and finishes attempts, sweeps overdue ones, reads the
   // merchant's signing secrets (and its public id, for the audit trail) and webhook throttle, keeps
-  // listener health, disables a listener that keeps failing and records that in the audit trail.
+  // listener health, disables a listener that keeps failing and records that in the audit trail, and
+  // releases deliveries left held while their listener is enabled.
   gateway_notifier: {
     merchants: {
       select: [
@@ -184,6 +191,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     deliveries: {
       select: 'all',
       insert: ['id', 'merchant_id', 'transaction_id', 'status_version', 'event', 'url', 'origin', 'body', 'status', 'attempts'],
+      // replays: the sweeper releases a delivery held while its listener was being enabled (as a replay).
       // replays: a recovery's pages replay deliveries (as webhooks:replay does).
       update: ['status', 'attempts', 'replays', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
     },

@@ -53,6 +53,7 @@ pre { background: #fff; border: 1px solid #e5e7eb; padding: 8px; white-space: pr
 .cards { display: flex; gap: 12px; flex-wrap: wrap; } .card { background: #fff; border: 1px solid #e5e7eb; padding: 8px 12px; min-width: 110px; }
 .card b { display: block; font-size: 20px; }
 #per-minute { background: #fff; border: 1px solid #e5e7eb; min-height: 250px; }
+form.inline { display: inline; margin: 0 0 0 6px; } form.inline button { font-size: 12px; padding: 2px 8px; }
 .signin { max-width: 420px; margin: 60px auto; background: #fff; border: 1px solid #e5e7eb; padding: 20px; }
 .signin input { width: 100%; box-sizing: border-box; margin: 8px 0 12px; }
 `;

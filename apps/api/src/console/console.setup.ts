@@ -28,6 +28,7 @@ import { registerRecoverRoutes } from './recover.routes';
 import { Frame, problemPage } from './layout';
 import { pageCsrf, sendPage, setUpPageScope } from './page-scope';
 import { registerMerchantRoutes } from './merchants.routes';
+import { registerListenerRoutes } from './listeners.routes';
 import { signInPage } from './views';
 
 /** The operator a console request was authenticated as (set by the preHandler). */
@@ -160,4 +161,5 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   registerDeliveryRoutes(kit);
   registerMerchantRoutes(kit);
   registerRecoverRoutes(kit);
+  registerListenerRoutes(kit);
 }

@@ -4,6 +4,7 @@ import {
   DeliveryPageCursor,
   DELIVERY_STATUSES,
   DeliveryStatus,
+  ListenersRepository,
   maskCardLike,
   MerchantsRepository,
   RefusedError,
@@ -13,10 +14,10 @@ import { replayDelivery } from '@app/webhooks/delivery';
 import { AdminQueues } from '../admin/admin-queues';
 import { ConsoleKit, DeliveryPagesKit, subjectOf } from './console-kit';
 import { problemPage } from './layout';
+import { cursorKey, cursorText, filtersOf, sharedFilters, UUID } from './list-query';
 import { deliveriesPage, detailPage, overviewPage } from './views';
 
 const STATUSES: readonly DeliveryStatus[] = DELIVERY_STATUSES;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PAGE_SIZE = 50;
 /** A timestamptz as Postgres prints it (the keyset cursor keeps its microseconds). */
 const PG_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
@@ -61,31 +62,26 @@ export function registerDeliveryPages(kit: DeliveryPagesKit): void {
   const deliveries = app.get(DeliveriesRepository);
   const reads = app.get(DeliveryConsoleRepository);
   const merchants = app.get(MerchantsRepository);
+  const listeners = app.get(ListenersRepository);
   const queues = app.get(AdminQueues);
   const notFound = (req: Parameters<typeof frame>[0], reply: Parameters<typeof frame>[1]) =>
     send(reply, 404, problemPage(frame(req, reply, 'Delivery'), 404, 'No such delivery.'));
 
   scope.get('/deliveries', async (req, reply) => {
     const raw = req.query as Record<string, unknown>;
-    const query: Record<string, string> = {};
     const scoped = kit.merchantScope(req);
     // In the portal there is no merchant filter: the scope is the link's merchant, whatever the query says.
-    for (const k of [...(scoped ? [] : ['merchant']), 'state', 'host', 'transaction', 'event', 'from', 'to']) {
-      const v = raw[k];
-      if (typeof v === 'string' && v.trim() !== '') query[k] = v.trim().slice(0, 256);
-    }
+    const query = filtersOf(raw, [...(scoped ? [] : ['merchant']), 'state', 'host', 'transaction', 'event', 'from', 'to']);
     const f = frame(req, reply, 'Deliveries');
     const problem = (text: string) => send(reply, 400, deliveriesPage(f, { query, rows: [], problem: text }));
-    const merchantId = scoped ?? (query.merchant === undefined ? undefined : await merchants.resolve(query.merchant));
-    if (query.merchant !== undefined && !merchantId) return problem('No merchant has that id (10 digits, as merchant:create printed it).');
-    if (query.state !== undefined && !STATUSES.includes(query.state as DeliveryStatus))
-      return problem(`State must be one of ${STATUSES.join(', ')}.`);
+    const shared = await sharedFilters(merchants, query, STATUSES, raw.after, cursorOf);
+    if ('problem' in shared) return problem(shared.problem);
+    const merchantId = scoped ?? shared.merchantId;
+    const { after } = shared;
     if (query.transaction !== undefined && !UUID.test(query.transaction)) return problem('A transaction id is a UUID.');
     const from = query.from === undefined ? undefined : utc(query.from);
     const to = query.to === undefined ? undefined : utc(query.to);
     if (from === null || to === null) return problem('From and to must be times such as 2026-11-25T17:00 (UTC).');
-    const after = typeof raw.after === 'string' ? cursorOf(raw.after) : undefined;
-    if (after === null) return problem('That page link is not valid; start from the first page.');
     const rows = await reads.list({
       merchantId,
       status: query.state as DeliveryStatus | undefined,
@@ -106,7 +102,7 @@ export function registerDeliveryPages(kit: DeliveryPagesKit): void {
       deliveriesPage(f, {
         query,
         rows: page.map((r) => ({ ...r, url: maskCardLike(r.url), merchant: ids.get(r.merchant_id) ?? r.merchant_id })),
-        next: rows.length > PAGE_SIZE && last ? cursorText({ createdAt: last.cursor, id: last.id }) : undefined,
+        next: rows.length > PAGE_SIZE && last ? cursorText([last.cursor, last.id]) : undefined,
       }),
     );
   });
@@ -130,9 +126,14 @@ export function registerDeliveryPages(kit: DeliveryPagesKit): void {
     const notice =
       flag === 'queued'
         ? { ok: true, text: 'Replay queued: the state below changes once the listener has answered (reload to see it).' }
-        : flag === 'refused'
-          ? { ok: false, text: 'Only a failed or blocked delivery can be replayed.' }
-          : undefined;
+        : flag === 'held'
+          ? {
+              ok: true,
+              text: 'Replay queued, but its listener is disabled: the delivery is held, not attempted, until the listener is enabled (Listeners page).',
+            }
+          : flag === 'refused'
+            ? { ok: false, text: 'Only a failed or blocked delivery can be replayed.' }
+            : undefined;
     return send(
       reply,
       200,
@@ -170,7 +171,10 @@ export function registerDeliveryPages(kit: DeliveryPagesKit): void {
       if (e.message === 'not_found') return notFound(req, reply);
       return reply.redirect(`${base}/deliveries/${id.toLowerCase()}?replay=refused`, 303);
     }
-    return reply.redirect(`${base}/deliveries/${id.toLowerCase()}?replay=queued`, 303);
+    // A replay to a disabled listener is held by its first claim, not attempted: the notice says so.
+    const d = await deliveries.find(id);
+    const held = d?.origin ? (await listeners.find(d.merchant_id, d.origin))?.state === 'disabled' : false;
+    return reply.redirect(`${base}/deliveries/${id.toLowerCase()}?replay=${held ? 'held' : 'queued'}`, 303);
   });
 }
 
@@ -187,22 +191,14 @@ function inTimestampRange(d: Date): boolean {
   return !Number.isNaN(d.getTime()) && year >= 1970 && year <= 9999;
 }
 
-function cursorText(c: DeliveryPageCursor): string {
-  return Buffer.from(JSON.stringify([c.createdAt, c.id])).toString('base64url');
-}
-
 function cursorOf(v: string): DeliveryPageCursor | null {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(v, 'base64url').toString('utf8'));
-    if (!Array.isArray(parsed) || parsed.length !== 2) return null;
-    const [createdAt, id] = parsed as unknown[];
-    if (typeof createdAt !== 'string' || typeof id !== 'string' || !UUID.test(id) || !PG_TIME.test(createdAt)) return null;
-    // The shape is not enough (2026-99-99 has it): the time must be one Postgres reads.
-    if (!inTimestampRange(new Date(createdAt.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00')))) return null;
-    return { createdAt, id };
-  } catch {
-    return null;
-  }
+  const key = cursorKey(v, 2);
+  if (!key) return null;
+  const [createdAt, id] = key;
+  if (typeof createdAt !== 'string' || typeof id !== 'string' || !UUID.test(id) || !PG_TIME.test(createdAt)) return null;
+  // The shape is not enough (2026-99-99 has it): the time must be one Postgres reads.
+  if (!inTimestampRange(new Date(createdAt.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00')))) return null;
+  return { createdAt, id };
 }
 
 /** The longest prefix of `s` that fits in `bytes` UTF-8 bytes, never cutting a character. */

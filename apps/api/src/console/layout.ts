@@ -101,3 +101,15 @@ export function hostOf(url: string): string {
     return url.slice(0, 80);
   }
 }
+
+/** A text (or other) input of a list page's filter form, showing the value the page was asked with. */
+export const filterField = (q: Record<string, string>, name: string, label: string, type: string, placeholder = '') =>
+  html`<label>${label}<input name="${name}" type="${type}" value="${q[name] ?? ''}" placeholder="${placeholder}" /></label>`;
+
+/** The state select of a list page's filter form ('' is any). */
+export const stateSelect = (q: Record<string, string>, states: readonly string[]) =>
+  html`<label
+    >State<select name="state">
+      ${['', ...states].map((s) => html`<option value="${s}" ${q.state === s ? html` selected` : ''}>${s || 'any'}</option>`)}
+    </select></label
+  >`;

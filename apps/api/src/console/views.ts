@@ -1,7 +1,7 @@
 import type { DeliveryListRow, DeliveryOverview, DeliveryRow } from '@app/persistence';
 import { DELIVERY_STATUSES } from '@app/persistence';
 import { html } from './html';
-import { baseOf, Frame, hostOf, page, state, when } from './layout';
+import { baseOf, filterField, Frame, hostOf, page, state, stateSelect, when } from './layout';
 
 export function signInPage(csrf: string, problem?: string): string {
   return page(
@@ -28,26 +28,18 @@ export interface ListView {
   problem?: string;
 }
 
-const STATES = ['', ...DELIVERY_STATUSES];
-
 /** The deliveries list; in the portal (one merchant) without the merchant filter and column. */
 export function deliveriesPage(f: Frame, v: ListView): string {
   const q = v.query;
   const base = baseOf(f);
   const everyMerchant = base === '/console';
-  const field = (name: string, label: string, type = 'text', placeholder = '') =>
-    html`<label>${label}<input name="${name}" type="${type}" value="${q[name] ?? ''}" placeholder="${placeholder}" /></label>`;
+  const field = (name: string, label: string, type = 'text', placeholder = '') => filterField(q, name, label, type, placeholder);
   const nextHref = v.next ? `${base}/deliveries?${new URLSearchParams({ ...q, after: v.next }).toString()}` : undefined;
   return page(
     f,
     html`<h1>Deliveries</h1>
       <form class="filters" method="get" action="${base}/deliveries">
-        ${everyMerchant ? field('merchant', 'Merchant id', 'text', '10 digits') : ''}
-        <label
-          >State<select name="state">
-            ${STATES.map((s) => html`<option value="${s}" ${q.state === s ? html` selected` : ''}>${s || 'any'}</option>`)}
-          </select></label
-        >
+        ${everyMerchant ? field('merchant', 'Merchant id', 'text', '10 digits') : ''} ${stateSelect(q, DELIVERY_STATUSES)}
         ${field('host', 'Listener host', 'text', 'shop.example')} ${field('transaction', 'Transaction id', 'text', 'uuid')}
         ${field('event', 'Event', 'text', 'transaction.status')} ${field('from', 'From (UTC)', 'datetime-local')}
         ${field('to', 'To (UTC)', 'datetime-local')}

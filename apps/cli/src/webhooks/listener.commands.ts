@@ -1,7 +1,7 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { DeliveriesRepository, ListenerRow, ListenersRepository, ListenerState, MerchantsRepository } from '@app/persistence';
 import { listenerOrigin, throttleShown } from '@app/webhooks';
-import { releaseHeld } from '@app/webhooks/delivery';
+import { disableListener, enableListener } from '@app/webhooks/delivery';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliError, printJson, progress } from '../output';
 import { Guarded } from '../operators/guarded';
@@ -84,7 +84,8 @@ export class ListenerDisableCommand extends CommandRunner {
     const origin = originOption(o.origin);
     const by = this.session.actor?.id;
     if (!by) throw new CliError('listener:disable needs an operator');
-    if (!(await this.listeners.disable(merchantId, origin, by))) throw new CliError(`listener ${origin} is disabled already`);
+    if ((await disableListener(this.listeners, merchantId, origin, by)) === 'already_disabled')
+      throw new CliError(`listener ${origin} is disabled already`);
     printJson({ merchantId: await publicIdFor(this.merchants, merchantId), origin, state: 'disabled' });
   }
 
@@ -117,12 +118,11 @@ export class ListenerEnableCommand extends CommandRunner {
   async run(_args: string[], o: { merchant?: string; origin?: string }): Promise<void> {
     const merchantId = await merchantOption(this.merchants, o.merchant);
     const origin = originOption(o.origin);
-    const enabled = await this.listeners.enable(merchantId, origin);
-    // An enabled listener may still have held deliveries (one held while this ran before): released too.
-    if (!enabled && (await this.listeners.heldCount(merchantId, origin)) === 0)
-      throw new CliError(`listener ${origin} is not disabled (listener:list shows its state)`);
-    const released = await releaseHeld(this.deliveries, this.queue.get(), merchantId, origin, (n) => progress({ released: n }));
-    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), origin, state: 'enabled', released });
+    const outcome = await enableListener(this.listeners, this.deliveries, this.queue.get(), merchantId, origin, (n) =>
+      progress({ released: n }),
+    );
+    if (outcome === 'not_disabled') throw new CliError(`listener ${origin} is not disabled (listener:list shows its state)`);
+    printJson({ merchantId: await publicIdFor(this.merchants, merchantId), origin, state: 'enabled', released: outcome.released });
   }
 
   @Option({ flags: '--merchant <id>', description: 'merchant id (as merchant:create printed it, or its UUID)' })

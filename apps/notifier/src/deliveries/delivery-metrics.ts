@@ -18,21 +18,48 @@ export const attemptDuration = new Histogram({
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
 });
 
-let oldestSource: (() => Promise<number>) | undefined;
+/** Where each gauge read from Postgres on a scrape gets its value (set once its repository exists). */
+const sources = new Map<string, () => Promise<number>>();
 
-/** Read on every scrape (from Postgres, so every notifier process reports the same age). */
-export function measureOldestPendingWith(source: () => Promise<number>): void {
-  oldestSource = source;
+/**
+ * A gauge read on every scrape from Postgres (so every notifier process reports the same value);
+ * with Postgres down it keeps its last value (/health says so).
+ */
+function scrapedGauge(name: string, help: string): Gauge {
+  return new Gauge({
+    name,
+    help,
+    async collect() {
+      try {
+        const source = sources.get(name);
+        if (source) this.set(await source());
+      } catch {
+        // Postgres down: the gauge keeps its last value.
+      }
+    },
+  });
 }
 
-export const oldestPendingAge = new Gauge({
-  name: 'webhook_oldest_pending_delivery_age_seconds',
-  help: 'Age of the oldest delivery that has not succeeded yet and is still being retried',
-  async collect() {
-    try {
-      if (oldestSource) this.set(await oldestSource());
-    } catch {
-      // Postgres down: /health says so; the gauge keeps its last value.
-    }
-  },
-});
+const OLDEST_PENDING = 'webhook_oldest_pending_delivery_age_seconds';
+const HELD = 'webhook_held_deliveries';
+const OLDEST_HELD = 'webhook_oldest_held_delivery_age_seconds';
+
+export const oldestPendingAge = scrapedGauge(
+  OLDEST_PENDING,
+  'Age of the oldest delivery that has not succeeded yet and is still being retried',
+);
+export const heldDeliveries = scrapedGauge(
+  HELD,
+  'Deliveries held, not attempted, because their listener is disabled (or left held by a race the sweeper releases)',
+);
+export const oldestHeldAge = scrapedGauge(OLDEST_HELD, 'Age of the oldest held delivery (0 with none)');
+
+export function measureOldestPendingWith(source: () => Promise<number>): void {
+  sources.set(OLDEST_PENDING, source);
+}
+
+/** Both held gauges from one summary (count, oldest age). */
+export function measureHeldWith(summary: () => Promise<{ held: number; oldestAgeS: number }>): void {
+  sources.set(HELD, async () => (await summary()).held);
+  sources.set(OLDEST_HELD, async () => (await summary()).oldestAgeS);
+}

@@ -5,6 +5,7 @@ import { PeriodicPass, safeErrorText } from '@app/platform';
 import { MAX_ATTEMPTS } from '@app/webhooks';
 import { enqueueDelivery } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
+import { measureHeldWith } from './delivery-metrics';
 
 /**
  * No webhook is lost to a lost job. A delivery still pending well past its next attempt, or
@@ -12,6 +13,11 @@ import { NotifierConfig } from '../config/notifier.config';
  * data, or the notifier stopped between recording a failed first attempt and queueing the retry),
  * is queued again to continue its schedule; one with no attempt left is marked failed (visible,
  * replayable). Postgres is the record; the queue only schedules.
+ *
+ * Nor is one left held: a retry that raced an enable (claimed as held just as the listener was
+ * enabled, after the enable's release had passed it) stays held while its listener is enabled.
+ * Each pass releases such deliveries held for longer than the grace (WEBHOOK_SWEEP_GRACE_S), oldest
+ * first, at most a page of them, as an enable would (pending again, queued as a replay).
  */
 /** Overdue deliveries looked at per pass. */
 const PAGE = 200;
@@ -26,7 +32,9 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
     private readonly deliveries: DeliveriesRepository,
     private readonly queue: Queue,
     private readonly config: NotifierConfig,
-  ) {}
+  ) {
+    measureHeldWith(() => this.deliveries.heldSummary());
+  }
 
   onApplicationBootstrap(): void {
     this.periodic.start(this.config.sweepIntervalMs);
@@ -36,7 +44,7 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
     await this.periodic.stop();
   }
 
-  /** One pass; returns how many deliveries it queued again (or failed). */
+  /** One pass; returns how many deliveries it queued again (or failed, or released). */
   sweep(): Promise<number> {
     return this.periodic.run();
   }
@@ -65,9 +73,23 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
         await enqueueDelivery(this.queue, d, { replay: d.replays, offset });
         this.logger.warn({ deliveryId: d.id, attempts: d.attempts }, 'delivery without a job: queued again');
       }
+      moved += await this.releaseStragglers(graceS);
     } catch (e) {
       this.logger.warn(`delivery sweep failed: ${safeErrorText(e)}`);
     }
     return moved;
+  }
+
+  /** Held deliveries whose listener is enabled: released oldest first, a page per pass. */
+  private async releaseStragglers(graceS: number): Promise<number> {
+    let released = 0;
+    for (const d of await this.deliveries.heldStragglers(graceS, PAGE)) {
+      const replay = await this.deliveries.release(d.id);
+      if (replay === undefined) continue; // released meanwhile (an enable)
+      await enqueueDelivery(this.queue, d, { replay });
+      released++;
+    }
+    if (released) this.logger.warn({ released }, 'deliveries held while their listener is enabled: released');
+    return released;
   }
 }

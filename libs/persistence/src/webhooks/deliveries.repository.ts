@@ -307,6 +307,28 @@ export class DeliveriesRepository {
   }
 
   /**
+   * Held deliveries whose listener is not disabled (a retry that raced an enable), held for more
+   * than `graceS` (an enable releasing them now is left to finish), oldest first, at most `limit`.
+   */
+  heldStragglers(graceS: number, limit: number): Promise<Pick<DeliveryRow, 'id' | 'url' | 'merchant_id' | 'origin'>[]> {
+    return this.db.query(
+      `SELECT d.id, d.url, d.merchant_id, d.origin FROM deliveries d
+       WHERE d.status = 'held' AND d.updated_at < now() - make_interval(secs => $1)
+         AND NOT EXISTS (SELECT 1 FROM listeners l WHERE l.merchant_id = d.merchant_id AND l.origin = d.origin AND l.state = 'disabled')
+       ORDER BY d.created_at, d.id LIMIT $2`,
+      [graceS, limit],
+    );
+  }
+
+  /** How many deliveries are held, and the age in seconds of the oldest (0 with none). */
+  async heldSummary(): Promise<{ held: number; oldestAgeS: number }> {
+    const rows: { held: number; age: number | null }[] = await this.db.query(
+      `SELECT count(*)::int AS held, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM deliveries WHERE status = 'held'`,
+    );
+    return { held: rows[0]?.held ?? 0, oldestAgeS: rows[0]?.age ?? 0 };
+  }
+
+  /**
    * Deliveries that should be in motion but may have lost their job: pending past their next
    * attempt by `graceS`, or sending for longer than an attempt can take plus `graceS`.
    */

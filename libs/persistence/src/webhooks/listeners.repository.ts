@@ -3,6 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { columns, inKeyOrder } from '../batching';
 
+/** A listener origin's host name (scheme://host:port), lower-cased, as the deliveries list extracts it from a URL. */
+const HOST = `lower(substring(l.origin from '^https?://(.*):[0-9]+$'))`;
+
 export type ListenerState = 'enabled' | 'disabled';
 
 export interface ListenerRow {
@@ -42,6 +45,46 @@ export interface DueListener {
   origin: string;
   failingSince: Date;
   consecutiveFailures: number;
+}
+
+/**
+ * Where a page of the console's listener list stopped. The list is worst first: disabled before
+ * enabled (rank 0, 1), then most consecutive failures, then merchant and origin; the cursor is
+ * that whole sort key, so a page goes on exactly after the last row of the one before.
+ */
+export interface ListenerPageCursor {
+  rank: number;
+  failures: number;
+  merchantId: string;
+  origin: string;
+}
+
+export interface ListenerPageFilter {
+  merchantId?: string;
+  state?: ListenerState;
+  /** The listener's host name (compared lower-cased), as the deliveries list filters it. */
+  host?: string;
+  after?: ListenerPageCursor;
+  limit: number;
+}
+
+export interface ListenerPageRow extends ListenerRow {
+  /** The name of the operator who disabled it (null when 'auto' or enabled). */
+  disabled_by_name: string | null;
+  held: number;
+  /** The listener's host name, as the deliveries list filters it. */
+  host: string;
+  rank: number;
+}
+
+/** Attempts to one listener over the last 1 h and 24 h, and how many of them succeeded (2xx). */
+export interface ListenerAttemptRates {
+  merchant_id: string;
+  origin: string;
+  attempts_1h: number;
+  ok_1h: number;
+  attempts_24h: number;
+  ok_24h: number;
 }
 
 /** Listener health: one row per merchant × origin (see the listeners migration). */
@@ -144,6 +187,58 @@ export class ListenersRepository {
       [merchantId, origin],
     );
     return rows[0].n;
+  }
+
+  /**
+   * One page of every merchant's listeners, worst first, by keyset (see ListenerPageCursor); with
+   * each, its held deliveries (counted on the deliveries_held index) and who disabled it. The
+   * listeners table has one row per merchant × origin, so sorting it is cheap; the deliveries are
+   * counted only for the rows of the page.
+   */
+  page(f: ListenerPageFilter): Promise<ListenerPageRow[]> {
+    return this.db.query(
+      `SELECT l.*, o.name AS disabled_by_name, ${HOST} AS host, (l.state = 'enabled')::int AS rank,
+         (SELECT count(*) FROM deliveries d WHERE d.merchant_id = l.merchant_id AND d.origin = l.origin AND d.status = 'held')::int AS held
+       FROM listeners l LEFT JOIN operators o ON o.id::text = l.disabled_by
+       WHERE ($1::uuid IS NULL OR l.merchant_id = $1) AND ($2::text IS NULL OR l.state = $2) AND ($3::text IS NULL OR ${HOST} = lower($3))
+         AND ($4::int IS NULL OR ((l.state = 'enabled')::int, -l.consecutive_failures, l.merchant_id, l.origin) > ($4, -$5::int, $6::uuid, $7::text))
+       ORDER BY (l.state = 'enabled')::int, -l.consecutive_failures, l.merchant_id, l.origin LIMIT $8`,
+      [
+        f.merchantId ?? null,
+        f.state ?? null,
+        f.host ?? null,
+        f.after?.rank ?? null,
+        f.after?.failures ?? null,
+        f.after?.merchantId ?? null,
+        f.after?.origin ?? null,
+        f.limit,
+      ],
+    );
+  }
+
+  /**
+   * Attempts over the last 1 h and 24 h for the given listeners only (a page of the console),
+   * bounded by the attempts' start time: the listeners with no attempt in 24 h are absent.
+   */
+  attemptRates(keys: readonly { merchant_id: string; origin: string }[]): Promise<ListenerAttemptRates[]> {
+    if (!keys.length) return Promise.resolve([]);
+    return this.db.query(
+      `SELECT d.merchant_id, d.origin,
+         count(*) FILTER (WHERE a.started_at > now() - interval '1 hour')::int AS attempts_1h,
+         count(*) FILTER (WHERE a.started_at > now() - interval '1 hour' AND a.error_class IS NULL)::int AS ok_1h,
+         count(*)::int AS attempts_24h,
+         count(*) FILTER (WHERE a.error_class IS NULL)::int AS ok_24h
+       FROM unnest($1::uuid[], $2::text[]) AS p (merchant_id, origin)
+       JOIN deliveries d ON d.merchant_id = p.merchant_id AND d.origin = p.origin
+       JOIN delivery_attempts a ON a.delivery_id = d.id
+       WHERE a.started_at > now() - interval '24 hours'
+       GROUP BY d.merchant_id, d.origin`,
+      columns(
+        keys,
+        (k) => k.merchant_id,
+        (k) => k.origin,
+      ),
+    );
   }
 
   async find(merchantId: string, origin: string): Promise<ListenerRow | undefined> {

@@ -1,0 +1,161 @@
+import {
+  DeliveriesRepository,
+  ListenerPageCursor,
+  ListenersRepository,
+  ListenerState,
+  maskCardLike,
+  MerchantsRepository,
+  RefusedError,
+  roleAllows,
+} from '@app/persistence';
+import { listenerOrigin } from '@app/webhooks';
+import { disableListener, enableListener } from '@app/webhooks/delivery';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AdminQueues } from '../admin/admin-queues';
+import { ConsoleKit, subjectOf } from './console-kit';
+import { problemPage } from './layout';
+import { cursorKey, cursorText, filtersOf, sharedFilters, UUID } from './list-query';
+import { listenersPage, ListenersView } from './listeners.views';
+
+const STATES: readonly ListenerState[] = ['enabled', 'disabled'];
+/** What the listeners table accepts as an origin (its CHECK constraint). */
+const ORIGIN = /^https?:\/\/[^/?#]+:[0-9]+$/;
+const PAGE_SIZE = 50;
+const MAX_INT = 2 ** 31 - 1;
+
+/** The notice a page shows after a disable or enable (POST, then redirect here). */
+const NOTICES = new Map<string, (released: number) => { ok: boolean; text: string }>(
+  Object.entries({
+    disabled: () => ({ ok: true, text: 'Listener disabled: its new deliveries and retries are held, not attempted, until it is enabled.' }),
+    enabled: (n) => ({
+      ok: true,
+      text: `Listener enabled: ${n} held ${n === 1 ? 'delivery' : 'deliveries'} released, oldest first (reload to follow their state).`,
+    }),
+    'already-disabled': () => ({ ok: false, text: 'That listener is disabled already.' }),
+    'not-disabled': () => ({ ok: false, text: 'That listener is not disabled and holds no delivery.' }),
+  }),
+);
+
+/**
+ * The Listeners page: every merchant's listeners (merchant × origin), worst first, with their
+ * success rates over 1 h and 24 h, failures and held deliveries; and disable / enable, which need
+ * the operator role (checked by the server: a viewer's POST is refused with 403 and audited) and
+ * are audited as the CLI's listener:disable and listener:enable are (same action, target and
+ * detail, plus how the console was reached).
+ */
+export function registerListenerRoutes(kit: ConsoleKit): void {
+  const { scope, app, audit, csrf, frame, send } = kit;
+  const listeners = app.get(ListenersRepository);
+  const deliveries = app.get(DeliveriesRepository);
+  const merchants = app.get(MerchantsRepository);
+  const queues = app.get(AdminQueues);
+
+  scope.get('/listeners', async (req, reply) => {
+    const raw = req.query as Record<string, unknown>;
+    const query = filtersOf(raw, ['merchant', 'state', 'host']);
+    const f = frame(req, reply, 'Listeners');
+    const canAct = roleAllows(f.operator!.role, 'operator');
+    const problem = (text: string) => send(reply, 400, listenersPage(f, { query, rows: [], canAct, problem: text }));
+    const shared = await sharedFilters(merchants, query, STATES, raw.after, cursorOf);
+    if ('problem' in shared) return problem(shared.problem);
+    const { merchantId, after } = shared;
+
+    const rows = await listeners.page({
+      merchantId,
+      state: query.state as ListenerState | undefined,
+      host: query.host,
+      after,
+      limit: PAGE_SIZE + 1,
+    });
+    const shown = rows.slice(0, PAGE_SIZE);
+    const [ids, rates] = await Promise.all([merchants.publicIdsOf(shown.map((r) => r.merchant_id)), listeners.attemptRates(shown)]);
+    const rateOf = new Map(rates.map((r) => [`${r.merchant_id} ${r.origin}`, r]));
+    const last = shown[shown.length - 1];
+    // A Map, not an object: ?done=__proto__ must find nothing.
+    const done = typeof raw.done === 'string' ? NOTICES.get(raw.done) : undefined;
+    const released = Number(raw.released);
+    const view: ListenersView = {
+      query,
+      canAct,
+      rows: shown.map((r) => {
+        const origin = maskCardLike(r.origin);
+        return {
+          row: { ...r, origin, host: maskCardLike(r.host), masked: origin !== r.origin, merchant: ids.get(r.merchant_id) ?? r.merchant_id },
+          rates: rateOf.get(`${r.merchant_id} ${r.origin}`),
+        };
+      }),
+      next: rows.length > PAGE_SIZE && last ? cursorText([last.rank, last.consecutive_failures, last.merchant_id, last.origin]) : undefined,
+      notice: done?.(Number.isSafeInteger(released) && released >= 0 ? released : 0),
+    };
+    return send(reply, 200, listenersPage(f, view));
+  });
+
+  scope.post('/listeners/disable', { preHandler: csrf }, (req, reply) => act(req, reply, 'disable'));
+  scope.post('/listeners/enable', { preHandler: csrf }, (req, reply) => act(req, reply, 'enable'));
+
+  /** Disables or enables the listener the form names: checked, role-checked, audited like the CLI, then back to the list. */
+  async function act(req: FastifyRequest, reply: FastifyReply, verb: 'disable' | 'enable') {
+    const operator = kit.operatorOf(req);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const given = (k: string) => (typeof body[k] === 'string' ? body[k].trim().slice(0, 300) : '');
+    const merchant = given('merchant');
+    const originGiven = given('origin');
+    const bad = (text: string) => send(reply, 400, problemPage(frame(req, reply, 'Listeners'), 400, text));
+    if (!merchant) return bad('merchant is required (the merchant id, 10 digits).');
+    if (!originGiven) return bad('origin is required (scheme://host:port).');
+    const merchantId = await merchants.resolve(merchant);
+    if (!merchantId) return bad('merchant: no merchant has that id (10 digits, as merchant:create printed it).');
+    const origin = originOf(originGiven);
+    if (!origin) return bad('origin: not an http(s) origin such as https://hooks.example.com:443.');
+    const action = `listener:${verb}`;
+    if (!(await kit.allowed(req, reply, 'operator', action, merchant))) return reply;
+    const subject = subjectOf(req, operator, action, merchant);
+    // As the CLI records it: the merchant and the origin as given (the options it was run with).
+    subject.detail = { merchant, origin: originGiven, ...subject.detail };
+    let done: string;
+    let released = 0;
+    try {
+      done = await audit.run(subject, async () => {
+        if (verb === 'disable') {
+          if ((await disableListener(listeners, merchantId, origin, operator.id)) === 'already_disabled')
+            throw new RefusedError('already-disabled');
+          return 'disabled';
+        }
+        const outcome = await enableListener(listeners, deliveries, queues.delivery, merchantId, origin);
+        if (outcome === 'not_disabled') throw new RefusedError('not-disabled');
+        released = outcome.released;
+        return 'enabled';
+      });
+    } catch (e) {
+      if (!(e instanceof RefusedError)) throw e;
+      done = e.message;
+    }
+    const back = new URLSearchParams({ merchant, host: hostOfOrigin(origin), done });
+    if (done === 'enabled') back.set('released', String(released));
+    return reply.redirect(`/console/listeners?${back.toString()}`, 303);
+  }
+}
+
+function originOf(given: string): string | undefined {
+  try {
+    const origin = listenerOrigin(given);
+    return ORIGIN.test(origin) ? origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The host of an origin (scheme://host:port), as the list's host filter takes it. */
+function hostOfOrigin(origin: string): string {
+  return origin.replace(/^https?:\/\//, '').replace(/:[0-9]+$/, '');
+}
+
+function cursorOf(v: string): ListenerPageCursor | null {
+  const key = cursorKey(v, 4);
+  if (!key) return null;
+  const [rank, failures, merchantId, origin] = key;
+  if (rank !== 0 && rank !== 1) return null;
+  if (typeof failures !== 'number' || !Number.isInteger(failures) || failures < 0 || failures > MAX_INT) return null;
+  if (typeof merchantId !== 'string' || !UUID.test(merchantId) || typeof origin !== 'string' || !ORIGIN.test(origin)) return null;
+  return { rank, failures, merchantId, origin };
+}
