@@ -13,6 +13,7 @@ import { Operators1764700000000 } from './migrations/1764700000000-operators';
 import { MerchantRateLimits1764800000000 } from './migrations/1764800000000-merchant-rate-limits';
 import { DatabaseRoles1764900000000 } from './migrations/1764900000000-database-roles';
 import { Listeners1765000000000 } from './migrations/1765000000000-listeners';
+import { ConsoleVolume1765500000000 } from './migrations/1765500000000-console-volume';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -30,6 +31,7 @@ export const MIGRATIONS = [
   // Last: it grants on every table above (a migration after it that adds a table calls applyRoleGrants).
   DatabaseRoles1764900000000,
   Listeners1765000000000,
+  ConsoleVolume1765500000000,
 ];
 
 /** One definition for apps, the CLI and the migration runner; synchronize is never on. */

@@ -89,6 +89,12 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     delivery_attempts: { select: 'all' },
     // Read by the console's listener page (issue 16); enabling and disabling is the operator's.
     listeners: { select: 'all' },
+    // The console overview's counts, kept by triggers on deliveries and delivery_attempts (which
+    // run as the tables' owner: no writer of deliveries needs a grant here).
+    delivery_state_counts: { select: 'all' },
+    delivery_minutes: { select: 'all' },
+    listener_failure_hours: { select: 'all' },
+    listener_failure_minutes: { select: 'all' },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
