@@ -37,6 +37,8 @@ const CSP = [
 
 /** The operator a console request was authenticated as (set by the preHandler). */
 const signedIn = new WeakMap<FastifyRequest, OperatorRow>();
+/** last_used_at is written at most once a minute per operator: a page load costs no write (nor a round trip) in between. */
+const TOUCH_EVERY_MS = 60_000;
 const logger = new Logger('Console');
 
 /**
@@ -64,6 +66,8 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   const audit = app.get(AuditTrail);
   const assets = loadConsoleAssets();
   const production = config.base.nodeEnv === 'production';
+  /** When this process last wrote each operator's last_used_at (the UPDATE itself also skips one under a minute old). */
+  const touchedAt = new Map<string, number>();
 
   await scope.register(fastifyCsrf, {
     sessionPlugin: '@fastify/cookie',
@@ -129,7 +133,11 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
       );
     }
     signedIn.set(req, operator);
-    await operators.touch(operator.id);
+    const now = Date.now();
+    if (now - (touchedAt.get(operator.id) ?? 0) >= TOUCH_EVERY_MS) {
+      touchedAt.set(operator.id, now);
+      await operators.touch(operator.id);
+    }
   });
 
   // An unknown /console path is a console page too (signed in, with the same headers).
