@@ -14,7 +14,7 @@ import {
   roleAllows,
 } from '@app/persistence';
 import { unavailable, wireError } from '../errors/wire-error';
-import { sessionOperator } from '../operator-session/operator-session';
+import { sessionOperator, touchOperator } from '../operator-session/operator-session';
 import { AdminQueues, CARD_BEARING_QUEUES, RETRYABLE_QUEUES } from './admin-queues';
 
 const REDACTED = { redacted: 'card-bearing queue: job data is not shown' };
@@ -93,7 +93,7 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
         await audit.refuse(subject, 'not a retry: the dashboard only retries');
         return reply.code(405).send({ status: { code: '405', message: 'Only retries are allowed from the dashboard' } });
       }
-      await operators.touch(operator.id);
+      await touchOperator(operators, operator.id);
       if (audited) attempts.set(req, { subject, attemptId: await audit.append(subject, 'attempted') });
     } catch {
       // The operator store or the audit trail is unreachable: nothing runs unchecked or unrecorded.

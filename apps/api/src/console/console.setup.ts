@@ -13,7 +13,14 @@ import {
   roleAllows,
 } from '@app/persistence';
 import { ApiConfig } from '../config/api.config';
-import { clearSession, SESSION_COOKIE, sessionCookieOptions, sessionOperator, sessionValue } from '../operator-session/operator-session';
+import {
+  clearSession,
+  SESSION_COOKIE,
+  sessionCookieOptions,
+  sessionOperator,
+  sessionValue,
+  touchOperator,
+} from '../operator-session/operator-session';
 import { loadConsoleAssets } from './assets';
 import { ConsoleKit, refusePage, subjectOf } from './console-kit';
 import { registerDeliveryRoutes } from './deliveries.routes';
@@ -37,8 +44,6 @@ const CSP = [
 
 /** The operator a console request was authenticated as (set by the preHandler). */
 const signedIn = new WeakMap<FastifyRequest, OperatorRow>();
-/** last_used_at is written at most once a minute per operator: a page load costs no write (nor a round trip) in between. */
-const TOUCH_EVERY_MS = 60_000;
 const logger = new Logger('Console');
 
 /**
@@ -66,8 +71,6 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   const audit = app.get(AuditTrail);
   const assets = loadConsoleAssets();
   const production = config.base.nodeEnv === 'production';
-  /** When this process last wrote each operator's last_used_at (the UPDATE itself also skips one under a minute old). */
-  const touchedAt = new Map<string, number>();
 
   await scope.register(fastifyCsrf, {
     sessionPlugin: '@fastify/cookie',
@@ -133,11 +136,7 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
       );
     }
     signedIn.set(req, operator);
-    const now = Date.now();
-    if (now - (touchedAt.get(operator.id) ?? 0) >= TOUCH_EVERY_MS) {
-      touchedAt.set(operator.id, now);
-      await operators.touch(operator.id);
-    }
+    await touchOperator(operators, operator.id);
   });
 
   // An unknown /console path is a console page too (signed in, with the same headers).
