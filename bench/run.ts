@@ -17,6 +17,7 @@ import { BenchStack, startBenchStack, waitUntilIdle } from './lib/stack';
 import { tokenScenarios } from './scenarios/tokens';
 import { benchWebhooks } from './scenarios/webhooks';
 import { benchLimiterCost } from './scenarios/limiter';
+import { benchConsole } from './scenarios/console';
 
 /**
  * `npm run bench`: every scenario against the real stack and, in the same run, against a bare
@@ -31,7 +32,7 @@ const closed: LoadShape = { connections: num('BENCH_CONNECTIONS', 64), durationS
 const fixed: LoadShape = { connections: 64, durationS, rate: num('BENCH_RATE', 800) };
 
 /** BENCH_ONLY=tokens,split: a run limited to some groups (default: all). */
-const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter'] as const;
+const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter', 'console'] as const;
 type Group = (typeof GROUPS)[number];
 function selectedGroups(): Set<Group> {
   const names = (process.env.BENCH_ONLY ?? '')
@@ -102,9 +103,11 @@ function verdict(s: Scenario, t: Target, rows: Row[]): string {
 }
 
 const figureVerdict = (f: Figure) =>
-  f.target === undefined
-    ? (f.note ?? 'no target')
-    : `${f.value.toFixed(0)} ${f.unit} vs target ≥ ${f.target}: ${f.value >= f.target ? 'met' : 'MISSED'}`;
+  f.ceiling !== undefined
+    ? `${f.value.toFixed(1)} ${f.unit} vs target < ${f.ceiling}: ${f.value < f.ceiling ? 'met' : 'MISSED'}`
+    : f.target === undefined
+      ? (f.note ?? 'no target')
+      : `${f.value.toFixed(0)} ${f.unit} vs target ≥ ${f.target}: ${f.value >= f.target ? 'met' : 'MISSED'}`;
 
 function printFigure(f: Figure): void {
   process.stdout.write(
@@ -163,7 +166,8 @@ async function main(): Promise<void> {
     DATABASE_URL: maintenanceUrl(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL),
     REDIS_URL: process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
   };
-  const stack = r.scenarios.length || only.has('webhooks') || only.has('limiter') ? await startBenchStack() : undefined;
+  const stack =
+    r.scenarios.length || only.has('webhooks') || only.has('limiter') || only.has('console') ? await startBenchStack() : undefined;
   try {
     if (stack) {
       env = stack.env;
@@ -186,6 +190,21 @@ async function main(): Promise<void> {
         r.figures.push(f);
         r.pipelineFailures += f.failures ?? 0;
         printFigure(f);
+      }
+      // Last: its million deliveries would weigh on every group after it.
+      if (only.has('console')) {
+        const c = await benchConsole(
+          stack,
+          num('BENCH_CONSOLE_DELIVERIES', 1_000_000),
+          num('BENCH_CONSOLE_REQUESTS', 300),
+          num('BENCH_CONSOLE_WARMUP', warmupS > 0 ? 30 : 0),
+        );
+        r.notes.push(c.note);
+        for (const f of c.figures) {
+          r.figures.push(f);
+          r.pipelineFailures += f.failures ?? 0;
+          printFigure(f);
+        }
       }
     }
   } finally {
@@ -253,7 +272,7 @@ function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, 
     ...scenarios.flatMap((s) =>
       [s.target, s.extraTarget].filter((t): t is Target => !!t).map((t) => `- ${s.name}: ${verdict(s, t, rows)}`),
     ),
-    ...figures.filter((f) => f.target !== undefined).map((f) => `- ${f.name}: ${figureVerdict(f)}`),
+    ...figures.filter((f) => f.target !== undefined || f.ceiling !== undefined).map((f) => `- ${f.name}: ${figureVerdict(f)}`),
     failures ? `\n**${failures} requests or pipeline items failed during the run.**` : '',
   ];
   writeFileSync(join(dir, 'latest.md'), lines.join('\n') + '\n');

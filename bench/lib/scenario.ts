@@ -33,6 +33,8 @@ export interface Figure {
   baseline: number;
   /** A floor for `value`, when the issue sets one. */
   target?: number;
+  /** A ceiling `value` must stay under (a latency), when the issue sets one. */
+  ceiling?: number;
   /** Verdict text when there is no target (e.g. a bound by design). */
   note?: string;
   /** Further figures for the report (latencies, duplicates). */

@@ -17,6 +17,7 @@ import { ConsoleListenerGrants1765100000000 } from './migrations/1765100000000-c
 import { Recoveries1765200000000 } from './migrations/1765200000000-recoveries';
 import { WebhookThrottle1765300000000 } from './migrations/1765300000000-webhook-throttle';
 import { PortalLinks1765400000000 } from './migrations/1765400000000-portal-links';
+import { ConsoleVolume1765500000000 } from './migrations/1765500000000-console-volume';
 import { ConsoleSessions1765600000000 } from './migrations/1765600000000-console-sessions';
 
 export const MIGRATIONS = [
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   Recoveries1765200000000,
   WebhookThrottle1765300000000,
   PortalLinks1765400000000,
+  ConsoleVolume1765500000000,
   ConsoleSessions1765600000000,
 ];
 

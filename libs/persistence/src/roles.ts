@@ -114,6 +114,12 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       insert: ['id', 'merchant_id', 'origin', 'since', 'states', 'total', 'created_by'],
       update: ['state', 'skipped', 'finished_at', 'updated_at'],
     },
+    // The console overview's counts, kept by triggers on deliveries and delivery_attempts (which
+    // run as the tables' owner: no writer of deliveries needs a grant here).
+    delivery_state_counts: { select: 'all' },
+    delivery_minutes: { select: 'all' },
+    listener_failure_hours: { select: 'all' },
+    listener_failure_minutes: { select: 'all' },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -319,6 +325,10 @@ export const MIGRATED_TABLES: Readonly<Record<string, string>> = {
   listeners: 'Listeners1765000000000',
   recoveries: 'Recoveries1765200000000',
   portal_links: 'PortalLinks1765400000000',
+  delivery_state_counts: 'ConsoleVolume1765500000000',
+  delivery_minutes: 'ConsoleVolume1765500000000',
+  listener_failure_hours: 'ConsoleVolume1765500000000',
+  listener_failure_minutes: 'ConsoleVolume1765500000000',
   console_sessions: 'ConsoleSessions1765600000000',
 };
 

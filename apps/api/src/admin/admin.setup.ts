@@ -15,7 +15,7 @@ import {
 } from '@app/persistence';
 import { unavailable, wireError } from '../errors/wire-error';
 import { ApiConfig } from '../config/api.config';
-import { sessionOf, SessionReader } from '../operator-session/operator-session';
+import { sessionOf, SessionReader, touchOperator } from '../operator-session/operator-session';
 import { AdminQueues, CARD_BEARING_QUEUES, RETRYABLE_QUEUES } from './admin-queues';
 import { RedactingBullMQAdapter } from './redacting-adapter';
 
@@ -125,7 +125,7 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
         await audit.refuse(subject, 'not a retry: the dashboard only retries');
         return reply.code(405).send({ status: { code: '405', message: 'Only retries are allowed from the dashboard' } });
       }
-      await operators.touch(operator.id);
+      await touchOperator(operators, operator.id);
       if (audited) attempts.set(req, { subject, attemptId: await audit.append(subject, 'attempted') });
     } catch {
       // The operator store or the audit trail is unreachable: nothing runs unchecked or unrecorded.

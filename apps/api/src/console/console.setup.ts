@@ -20,6 +20,7 @@ import {
   sessionIdOf,
   sessionOf,
   SessionReader,
+  touchOperator,
 } from '../operator-session/operator-session';
 import { loadConsoleAssets } from './assets';
 import { ConsoleKit, refusePage, subjectOf } from './console-kit';
@@ -92,7 +93,7 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
       );
     }
     signedIn.set(req, operator);
-    await operators.touch(operator.id);
+    await touchOperator(operators, operator.id);
   });
 
   scope.get('/', (_req, reply) => reply.redirect('/console/overview', 303));

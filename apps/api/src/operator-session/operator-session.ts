@@ -65,3 +65,18 @@ export function clearSession(reply: FastifyReply, req: FastifyRequest, productio
   // The same attributes it was set with: a browser keeps a __Host- cookie whose removal is not Secure with Path=/.
   void reply.clearCookie(sessionCookieName(secure), { httpOnly: true, sameSite: 'strict', path: '/', secure });
 }
+
+/** last_used_at is written at most once a minute per operator (per api process). */
+const TOUCH_EVERY_MS = 60_000;
+const touchedAt = new Map<string, number>();
+
+/**
+ * Records that the operator was active: the console's page loads and bull-board's polling would
+ * otherwise each run an UPDATE. Between two writes no statement runs at all; the UPDATE itself
+ * also skips a row written under a minute ago (by another replica).
+ */
+export async function touchOperator(operators: OperatorsRepository, id: string, nowMs = Date.now()): Promise<void> {
+  if (nowMs - (touchedAt.get(id) ?? 0) < TOUCH_EVERY_MS) return;
+  touchedAt.set(id, nowMs);
+  await operators.touch(id);
+}

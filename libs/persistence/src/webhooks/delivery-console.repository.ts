@@ -49,6 +49,11 @@ export interface DeliveryOverview {
 /** The host of a listener URL in SQL (scheme, optional user info, then the host up to a port or path). */
 const HOST_OF = `lower(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@]*@)?(\\[[^]]*\\]|[^/:?#]*)'))`;
 
+/** Where the overview's 24 h start, the first whole minute after that, and the first whole hour (UTC, as the counts are kept). */
+const START = `(now() - interval '24 hours')`;
+const MINUTE1 = `(date_trunc('minute', ${START}, 'UTC') + interval '1 minute')`;
+const HOUR1 = `(date_trunc('hour', ${START}, 'UTC') + interval '1 hour')`;
+
 /** The operator console's reads over deliveries and their attempts (the writes stay in DeliveriesRepository). */
 @Injectable()
 export class DeliveryConsoleRepository {
@@ -82,22 +87,34 @@ export class DeliveryConsoleRepository {
     );
   }
 
+  /**
+   * The overview, from counts the database keeps as deliveries and attempts are written (triggers,
+   * migration 1765500000000): per state, per minute, per listener per minute and per hour. The
+   * failing listeners' 24 h are the whole hours after the hour the window starts in, the whole
+   * minutes of that hour after the window's first minute, and that minute's attempts themselves:
+   * the same window, to the microsecond, as counting the attempts of the last 24 h.
+   */
   async overview(): Promise<DeliveryOverview> {
     const [backlog, oldest, failing, perMinute] = await Promise.all([
-      this.db.query<DeliveryOverview['backlog']>(`SELECT status, count(*)::int AS n FROM deliveries GROUP BY status ORDER BY status`),
+      this.db.query<DeliveryOverview['backlog']>(`SELECT status, n::int AS n FROM delivery_state_counts WHERE n <> 0 ORDER BY status`),
       this.db.query<NonNullable<DeliveryOverview['oldestOpen']>[]>(
         `SELECT id, created_at, url, status FROM deliveries WHERE status IN ('pending', 'sending') ORDER BY created_at LIMIT 1`,
       ),
       this.db.query<DeliveryOverview['failingListeners']>(
-        `SELECT d.merchant_id, ${HOST_OF.replace('url', 'd.url')} AS host, count(*)::int AS failed, max(a.started_at) AS last_failed_at
-         FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
-         WHERE a.started_at > now() - interval '24 hours' AND a.error_class IS NOT NULL
+        `WITH parts AS (
+           SELECT merchant_id, host, failed, last_failed_at FROM listener_failure_hours WHERE bucket >= ${HOUR1}
+           UNION ALL
+           SELECT merchant_id, host, failed, last_failed_at FROM listener_failure_minutes WHERE bucket >= ${MINUTE1} AND bucket < ${HOUR1}
+           UNION ALL
+           SELECT d.merchant_id, ${HOST_OF.replace('url', 'd.url')}, 1, a.started_at
+           FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+           WHERE a.error_class IS NOT NULL AND a.started_at > ${START} AND a.started_at < ${MINUTE1})
+         SELECT merchant_id, host, sum(failed)::int AS failed, max(last_failed_at) AS last_failed_at FROM parts
          GROUP BY 1, 2 ORDER BY failed DESC, last_failed_at DESC LIMIT 10`,
       ),
       this.db.query<DeliveryOverview['perMinute']>(
-        `SELECT EXTRACT(EPOCH FROM date_trunc('minute', started_at))::bigint::float8 AS minute,
-           count(*) FILTER (WHERE error_class IS NULL)::int AS succeeded, count(*) FILTER (WHERE error_class IS NOT NULL)::int AS failed
-         FROM delivery_attempts WHERE started_at > now() - interval '24 hours' GROUP BY 1 ORDER BY 1`,
+        `SELECT EXTRACT(EPOCH FROM minute)::bigint::float8 AS minute, succeeded, failed
+         FROM delivery_minutes WHERE minute > now() - interval '24 hours' ORDER BY minute`,
       ),
     ]);
     return { backlog, oldestOpen: oldest[0], failingListeners: failing, perMinute };
