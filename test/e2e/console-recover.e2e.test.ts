@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { Page } from 'playwright-core';
-import { ConsoleBrowser } from '../support/console-browser';
+import { ConsoleBrowser, startConsoleSuite, stopConsoleSuite } from '../support/console-browser';
 import { insertDeliveries, LOCAL_LISTENER_ENV } from '../support/deliveries';
 import { Listener } from '../support/listener';
-import { createMerchant, eventually, MerchantCredentials, runCli, Stack, startStack } from '../support/stack';
+import { createMerchant, eventually, MerchantCredentials, Stack } from '../support/stack';
 
 jest.setTimeout(300_000);
 
@@ -21,7 +21,7 @@ describe('the Recover page in a browser', () => {
   let browser: ConsoleBrowser;
   let db: Client;
   const suffix = randomBytes(3).toString('hex');
-  const tokens = { viewer: '', operator: '' };
+  let tokens = { viewer: '', operator: '' };
   const origin = () => `http://127.0.0.1:${listener.port}`;
 
   /** `n` failed deliveries of a merchant (the shop unless said) to `path`, created a minute ago. */
@@ -47,36 +47,16 @@ describe('the Recover page in a browser', () => {
   const shot = (page: Page, name: string) => browser.shot(page, name);
 
   beforeAll(async () => {
-    db = new Client({ connectionString: process.env.DATABASE_URL });
-    await db.connect();
-    listener = await new Listener().start();
-    stack = await startStack(
-      {},
-      {
-        envFor: {
-          notifier: {
-            ...LOCAL_LISTENER_ENV,
-            RECOVERY_PAGE_SIZE: '10',
-            RECOVERY_PAUSE_MS: '300',
-          },
-        },
-      },
-    );
-    shop = await createMerchant('recover console shop');
+    ({ stack, db, listener, browser, shop, tokens } = await startConsoleSuite('recover', suffix, {
+      ...LOCAL_LISTENER_ENV,
+      RECOVERY_PAGE_SIZE: '10',
+      RECOVERY_PAUSE_MS: '300',
+    }));
     // The listener as the notifier would have recorded it: the form may name it by its host.
     await db.query(`INSERT INTO listeners (merchant_id, origin) VALUES ($1, $2)`, [shop.internalId, origin()]);
-    for (const role of ['viewer', 'operator'] as const) {
-      tokens[role] = (await runCli<{ token: string }>(['operator:create', '--name', `recover-${role}-${suffix}`, '--role', role])).token;
-    }
-    browser = await ConsoleBrowser.launch();
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-    await listener?.stop();
-    await db?.end();
-  });
+  afterAll(() => stopConsoleSuite({ stack, db, listener, browser }));
 
   it('recover with the count shown first: nothing replayed before Start, then progress to the end, audited', async () => {
     const ids = await failed('/recover', 60);

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ConsoleSessionsRepository, OperatorRow } from '@app/persistence';
+import { ConsoleSessionsRepository, OperatorRow, OperatorsRepository } from '@app/persistence';
 
 /** The console's session cookie over plain http (development only). */
 export const SESSION_COOKIE = 'gw_console';
