@@ -86,7 +86,9 @@ export class ListenerHealthRecorder {
     const byListener = new Map<string, Verdict[]>();
     for (const v of items) {
       const key = `${v.merchantId}|${v.origin}`;
-      byListener.set(key, [...(byListener.get(key) ?? []), v]);
+      const verdicts = byListener.get(key);
+      if (verdicts) verdicts.push(v);
+      else byListener.set(key, [v]);
     }
     const deltas: ListenerDelta[] = [...byListener.values()].map((verdicts) => {
       const failures = verdicts.filter((v) => !v.ok).map((v) => v.at.getTime());
