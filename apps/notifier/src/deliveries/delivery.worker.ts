@@ -110,8 +110,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   }
 
   async onApplicationShutdown(): Promise<void> {
-    // Waits for attempts in flight, so a deploy never cuts one in half.
+    // Waits for attempts in flight, so a deploy never cuts one in half, then for the listener
+    // verdicts they noted (the event handlers' attempts are done: the transport closed first).
     await this.worker?.close();
+    await this.health.flush();
     this.sender.close();
   }
 
@@ -198,7 +200,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     return this.record(claimed, position, startedAt, result);
   }
 
-  /** Records the attempt and its listener's verdict (side by side), and decides what comes next. */
+  /**
+   * Records the attempt and its listener's verdict (side by side), and decides what comes next.
+   * A failure's verdict is waited for (a disable it makes due comes before the retry is
+   * scheduled); a success's is not (ListenerHealthRecorder.note).
+   */
   private async record(delivery: DeliveryRow, position: number, startedAt: Date, result: SendResult): Promise<Outcome> {
     attemptDuration.observe({ error_class: result.errorClass ?? 'none' }, result.durationMs / 1000);
     const record = { startedAt, ...result };

@@ -28,11 +28,18 @@ export const LISTENER_DISABLE_ACTION = 'listener:disable';
  * (foldVerdicts) and written in one statement. A listener that write finds failing with no
  * success for LISTENER_DISABLE_AFTER is disabled here, between an attempt and an outcome in the
  * audit trail (actor `system:notifier`); from then on its deliveries are held, not attempted.
+ *
+ * One write at a time (maxInFlight 1): every write of a listener updates its one row, so a second
+ * statement would only wait for the first's row lock, holding a pooled connection meanwhile; and
+ * one at a time, the writes apply the verdicts in the order they were noted. Verdicts noted
+ * while a write is out go together in the next, so under load a write serves hundreds.
  */
 @Injectable()
 export class ListenerHealthRecorder {
   private readonly logger = new Logger(ListenerHealthRecorder.name);
   private readonly write: (v: Verdict) => Promise<void>;
+  /** Writes of verdicts nobody waits on (successes), until they are done: flush() waits for them. */
+  private readonly unawaited = new Set<Promise<void>>();
 
   constructor(
     private readonly listeners: ListenersRepository,
@@ -40,30 +47,48 @@ export class ListenerHealthRecorder {
     private readonly audit: AuditTrail,
     private readonly config: NotifierConfig,
   ) {
-    this.write = statementBatcher(async (items) => {
-      await this.writeMany(items);
-      return items.map(() => undefined);
-    });
+    this.write = statementBatcher(
+      async (items) => {
+        await this.writeMany(items);
+        return items.map(() => undefined);
+      },
+      { maxInFlight: 1 },
+    );
   }
 
   /**
    * Records an attempt's verdict on its listener: `ok` when it answered 2xx. Never throws: the
    * attempt is recorded already, and its schedule must not depend on this bookkeeping.
+   *
+   * A failure resolves once it is written and any disable it made due is done, so the attempt's
+   * retry is scheduled after that (and is held, not attempted). A success resolves at once: it
+   * can only end a failing period, never disable, so the hot path of a healthy listener does not
+   * wait for this write (its write still goes out, in order; flush() waits for it on shutdown).
    */
-  async note(delivery: { merchant_id: string; origin: string | null }, ok: boolean, at: Date): Promise<void> {
-    if (!delivery.origin) return; // created before listeners were tracked
-    try {
-      await this.write({ merchantId: delivery.merchant_id, origin: delivery.origin, ok, at });
-    } catch (e) {
-      this.logger.warn(`listener health of ${delivery.origin}: ${safeErrorText(e)}`);
-    }
+  note(delivery: { merchant_id: string; origin: string | null }, ok: boolean, at: Date): Promise<void> {
+    if (!delivery.origin) return Promise.resolve(); // created before listeners were tracked
+    const origin = delivery.origin;
+    const written = this.write({ merchantId: delivery.merchant_id, origin, ok, at }).catch((e) =>
+      this.logger.warn(`listener health of ${origin}: ${safeErrorText(e)}`),
+    );
+    if (!ok) return written;
+    this.unawaited.add(written);
+    void written.finally(() => this.unawaited.delete(written));
+    return Promise.resolve();
+  }
+
+  /** Waits for the verdicts noted so far to be written (on shutdown, before the pool closes). */
+  async flush(): Promise<void> {
+    while (this.unawaited.size) await Promise.all([...this.unawaited]);
   }
 
   private async writeMany(items: readonly Verdict[]): Promise<void> {
     const byListener = new Map<string, Verdict[]>();
     for (const v of items) {
       const key = `${v.merchantId}|${v.origin}`;
-      byListener.set(key, [...(byListener.get(key) ?? []), v]);
+      const verdicts = byListener.get(key);
+      if (verdicts) verdicts.push(v);
+      else byListener.set(key, [v]);
     }
     const deltas: ListenerDelta[] = [...byListener.values()].map((verdicts) => {
       const failures = verdicts.filter((v) => !v.ok).map((v) => v.at.getTime());
