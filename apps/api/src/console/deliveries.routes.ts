@@ -20,7 +20,7 @@ import { deliveriesPage, detailPage, overviewPage } from './views';
 const STATUSES: readonly DeliveryStatus[] = DELIVERY_STATUSES;
 const PAGE_SIZE = 50;
 /** A timestamptz as Postgres prints it (the keyset cursor keeps its microseconds). */
-const PG_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
+const PG_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2}))?$/;
 const ANSWER_BYTES = 1024;
 
 /**
@@ -36,8 +36,14 @@ export function registerDeliveryRoutes(kit: ConsoleKit): void {
   kit.scope.get('/overview', async (req, reply) => {
     const o = await reads.overview();
     const ids = await merchants.publicIdsOf(o.failingListeners.map((l) => l.merchant_id));
-    const failing = o.failingListeners.map((l) => ({ ...l, merchant: ids.get(l.merchant_id) ?? l.merchant_id }));
-    return kit.send(reply, 200, overviewPage(kit.frame(req, reply, 'Overview'), { ...o, failing }));
+    // Listener hosts and URLs masked as on every other page (a host could hold a card-like digit run).
+    const failing = o.failingListeners.map((l) => ({
+      ...l,
+      host: maskCardLike(l.host),
+      merchant: ids.get(l.merchant_id) ?? l.merchant_id,
+    }));
+    const oldestOpen = o.oldestOpen && { ...o.oldestOpen, url: maskCardLike(o.oldestOpen.url) };
+    return kit.send(reply, 200, overviewPage(kit.frame(req, reply, 'Overview'), { ...o, oldestOpen, failing }));
   });
 
   registerDeliveryPages({
@@ -191,13 +197,30 @@ function inTimestampRange(d: Date): boolean {
   return !Number.isNaN(d.getTime()) && year >= 1970 && year <= 9999;
 }
 
+/**
+ * A timestamptz as Postgres prints it and reads it back: the shape is not enough (2026-02-30 and
+ * an offset of +20 have it, and Postgres refuses both), so each field must be in its range.
+ */
+export function isPgTime(v: string): boolean {
+  const m = PG_TIME.exec(v);
+  if (!m) return false;
+  const [y, mo, d, h, mi, s, offsetH, offsetM] = [m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8] ?? '0'].map(Number);
+  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const same =
+    t.getUTCFullYear() === y &&
+    t.getUTCMonth() === mo - 1 &&
+    t.getUTCDate() === d &&
+    t.getUTCHours() === h &&
+    t.getUTCMinutes() === mi &&
+    t.getUTCSeconds() === s;
+  return same && y >= 1970 && y <= 9999 && offsetH <= 15 && offsetM <= 59;
+}
+
 function cursorOf(v: string): DeliveryPageCursor | null {
   const key = cursorKey(v, 2);
   if (!key) return null;
   const [createdAt, id] = key;
-  if (typeof createdAt !== 'string' || typeof id !== 'string' || !UUID.test(id) || !PG_TIME.test(createdAt)) return null;
-  // The shape is not enough (2026-99-99 has it): the time must be one Postgres reads.
-  if (!inTimestampRange(new Date(createdAt.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00')))) return null;
+  if (typeof createdAt !== 'string' || typeof id !== 'string' || !UUID.test(id) || !isPgTime(createdAt)) return null;
   return { createdAt, id };
 }
 

@@ -1,3 +1,4 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { MerchantsRepository } from '@app/persistence';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -46,4 +47,35 @@ export function cursorKey(v: string, length: number): unknown[] | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Page links whose sort key must not be readable in the page (a listener's origin could hold a
+ * card-like digit run the page shows masked): the key sealed with AES-256-GCM under a key derived
+ * from `secret` (HKDF, its own label), so the link carries nothing in clear and cannot be forged.
+ */
+export function cursorSealer(secret: string) {
+  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'gateway console page cursor v1', 32));
+  return {
+    seal(sortKey: readonly unknown[]): string {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(JSON.stringify(sortKey), 'utf8'), cipher.final()]);
+      return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+    },
+    /** The sort key (`length` values, each checked by the caller), or null when the link was not sealed here. */
+    open(v: string, length: number): unknown[] | null {
+      try {
+        const raw = Buffer.from(v, 'base64url');
+        if (raw.length < 29) return null;
+        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+        decipher.setAuthTag(raw.subarray(12, 28));
+        const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+        const parsed: unknown = JSON.parse(text);
+        return Array.isArray(parsed) && parsed.length === length ? (parsed as unknown[]) : null;
+      } catch {
+        return null;
+      }
+    },
+  };
 }

@@ -14,7 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminQueues } from '../admin/admin-queues';
 import { ConsoleKit, subjectOf } from './console-kit';
 import { problemPage } from './layout';
-import { cursorKey, cursorText, filtersOf, sharedFilters, UUID } from './list-query';
+import { cursorSealer, filtersOf, sharedFilters, UUID } from './list-query';
 import { listenersPage, ListenersView } from './listeners.views';
 
 const STATES: readonly ListenerState[] = ['enabled', 'disabled'];
@@ -49,6 +49,7 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
   const deliveries = app.get(DeliveriesRepository);
   const merchants = app.get(MerchantsRepository);
   const queues = app.get(AdminQueues);
+  const cursors = cursorSealer(kit.config.consoleSessionKey);
 
   scope.get('/listeners', async (req, reply) => {
     const raw = req.query as Record<string, unknown>;
@@ -56,7 +57,7 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
     const f = frame(req, reply, 'Listeners');
     const canAct = roleAllows(f.operator!.role, 'operator');
     const problem = (text: string) => send(reply, 400, listenersPage(f, { query, rows: [], canAct, problem: text }));
-    const shared = await sharedFilters(merchants, query, STATES, raw.after, cursorOf);
+    const shared = await sharedFilters(merchants, query, STATES, raw.after, (v) => cursorOf(cursors.open(v, 4)));
     if ('problem' in shared) return problem(shared.problem);
     const { merchantId, after } = shared;
 
@@ -84,7 +85,8 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
           rates: rateOf.get(`${r.merchant_id} ${r.origin}`),
         };
       }),
-      next: rows.length > PAGE_SIZE && last ? cursorText([last.rank, last.consecutive_failures, last.merchant_id, last.origin]) : undefined,
+      next:
+        rows.length > PAGE_SIZE && last ? cursors.seal([last.rank, last.consecutive_failures, last.merchant_id, last.origin]) : undefined,
       notice: done?.(Number.isSafeInteger(released) && released >= 0 ? released : 0),
     };
     return send(reply, 200, listenersPage(f, view));
@@ -100,6 +102,9 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
     const given = (k: string) => (typeof body[k] === 'string' ? body[k].trim().slice(0, 300) : '');
     const merchant = given('merchant');
     const originGiven = given('origin');
+    const action = `listener:${verb}`;
+    // The role first: a viewer's forged POST is refused (and recorded) whatever it names.
+    if (!(await kit.allowed(req, reply, 'operator', action, merchant || undefined))) return reply;
     const bad = (text: string) => send(reply, 400, problemPage(frame(req, reply, 'Listeners'), 400, text));
     if (!merchant) return bad('merchant is required (the merchant id, 10 digits).');
     if (!originGiven) return bad('origin is required (scheme://host:port).');
@@ -107,8 +112,6 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
     if (!merchantId) return bad('merchant: no merchant has that id (10 digits, as merchant:create printed it).');
     const origin = originOf(originGiven);
     if (!origin) return bad('origin: not an http(s) origin such as https://hooks.example.com:443.');
-    const action = `listener:${verb}`;
-    if (!(await kit.allowed(req, reply, 'operator', action, merchant))) return reply;
     const subject = subjectOf(req, operator, action, merchant);
     // As the CLI records it: the merchant and the origin as given (the options it was run with).
     subject.detail = { merchant, origin: originGiven, ...subject.detail };
@@ -150,8 +153,8 @@ function hostOfOrigin(origin: string): string {
   return origin.replace(/^https?:\/\//, '').replace(/:[0-9]+$/, '');
 }
 
-function cursorOf(v: string): ListenerPageCursor | null {
-  const key = cursorKey(v, 4);
+/** The sort key of a sealed page link (see cursorSealer: the origin in it is not readable in the page). */
+function cursorOf(key: unknown[] | null): ListenerPageCursor | null {
   if (!key) return null;
   const [rank, failures, merchantId, origin] = key;
   if (rank !== 0 && rank !== 1) return null;

@@ -36,9 +36,10 @@ export function registerMerchantRoutes(kit: ConsoleKit): void {
   scope.post('/merchants/:id/webhook-throttle', { preHandler: csrf }, async (req, reply) => {
     const operator = kit.operatorOf(req);
     const publicId = (req.params as { id: string }).id;
+    // The role first: a viewer's forged POST is refused (and recorded) whatever merchant it names.
+    if (!(await kit.allowed(req, reply, 'operator', SET_WEBHOOK_THROTTLE_ACTION, publicId.slice(0, 64)))) return reply;
     const id = await merchantOf(publicId);
     if (!id) return notFound(req, reply);
-    if (!(await kit.allowed(req, reply, 'operator', SET_WEBHOOK_THROTTLE_ACTION, publicId))) return reply;
     const given = (req.body as Record<string, unknown> | undefined)?.perSecond;
     const perS = typeof given === 'string' ? parseThrottle(given) : undefined;
     if (perS === undefined) {

@@ -9,7 +9,7 @@ import {
   roleAllows,
 } from '@app/persistence';
 import { originNamed } from '@app/webhooks';
-import { enqueueRecovery } from '@app/webhooks/delivery';
+import { queueStartedRecovery } from '@app/webhooks/delivery';
 import { AdminQueues } from '../admin/admin-queues';
 import { ConsoleKit, subjectOf } from './console-kit';
 import { utc } from './deliveries.routes';
@@ -112,10 +112,11 @@ export function registerRecoverRoutes(kit: ConsoleKit): void {
       { ...subject, detail: { ...detail, count: await recoveries.count(s) } },
       async () => {
         started = await recoveries.start(s, operator.id);
-        await enqueueRecovery(queues.recovery, started.id);
       },
       () => ({ target: started?.id ?? merchant, detail: { ...detail, count: started?.total ?? null, recovery: started?.id ?? null } }),
     );
+    // Started (committed) whatever the queue answers: when Redis is down the notifier's sweep queues it.
+    await queueStartedRecovery(queues.recovery, started!.id);
     return reply.redirect(`/console/recover/${started!.id}`, 303);
   });
 

@@ -97,7 +97,7 @@ export function previewPage(f: Frame, v: PreviewView): string {
           ? html`<form method="post" action="/console/recover">
               <input type="hidden" name="_csrf" value="${f.csrf}" />
               <input type="hidden" name="merchant" value="${v.merchant}" />
-              <input type="hidden" name="origin" value="${v.origin ?? ''}" />
+              <input type="hidden" name="origin" value="${v.query.origin ?? ''}" />
               <input type="hidden" name="since" value="${v.since.toISOString()}" />
               <input type="hidden" name="blocked" value="${v.blocked ? '1' : ''}" />
               <p>

@@ -11,7 +11,7 @@ import {
 } from '@app/persistence';
 import { originNamed } from '@app/webhooks';
 import IORedis from 'ioredis';
-import { DELIVERY_QUEUE, enqueueRecovery, RECOVERY_QUEUE, replayDelivery } from '@app/webhooks/delivery';
+import { DELIVERY_QUEUE, queueStartedRecovery, RECOVERY_QUEUE, replayDelivery } from '@app/webhooks/delivery';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
 import { keyringSource } from '../keys/keyrings';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
@@ -143,8 +143,13 @@ export class WebhooksReplayCommand extends CommandRunner {
     const states: RecoverableStatus[] = o.blocked ? ['failed', 'blocked'] : ['failed'];
     const started = await this.recoveries.start({ merchantId, origin, since, states }, by);
     this.session.target = started.id;
-    await enqueueRecovery(this.recoveryQueue.get(), started.id);
-    progress({ recoveryId: started.id, total: started.total });
+    const queued = await queueStartedRecovery(this.recoveryQueue.get(), started.id);
+    // Started (committed) either way: with the queue down, the notifier's sweep queues it within a minute.
+    progress({
+      recoveryId: started.id,
+      total: started.total,
+      ...(queued ? {} : { queued: 'by the notifier within a minute (queue unreachable now)' }),
+    });
     let r: RecoveryRow = started;
     let shown = -1;
     while (o.wait !== false && r.state === 'running') {

@@ -21,6 +21,9 @@ import { ListenerBuckets, ThrottleSettings } from './webhook-throttle';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { safeErrorText } from '@app/platform';
 
+/** How long a delivery whose throttle could not be read waits before it tries again (no attempt spent). */
+const THROTTLE_UNREADABLE_RETRY_MS = 5_000;
+
 /** A failed attempt that should be retried after `delayMs` (the schedule, or the listener's Retry-After). */
 class RetryLater extends Error {
   constructor(
@@ -173,7 +176,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       claimed = typeof delivery === 'string' ? await this.deliveries.startAttempt(delivery) : delivery;
       if (!claimed) return { next: 'done' }; // settled meanwhile (or failed/blocked and not replayed)
       if (claimed.status === 'held') return { next: 'done' }; // its listener is disabled: enabling it releases the delivery
-      const laterMs = await this.throttleWaitMs(claimed, returning);
+      let laterMs: number;
+      try {
+        laterMs = await this.throttleWaitMs(claimed, returning);
+      } catch {
+        // The throttle setting or its bucket could not be read (Postgres or Redis down): nothing was
+        // sent, so the claim is given back (no attempt spent) and the delivery tries again shortly.
+        laterMs = THROTTLE_UNREADABLE_RETRY_MS;
+      }
       if (laterMs > 0) {
         await this.deliveries.unclaim(claimed.id, claimed.attempts, new Date(Date.now() + laterMs));
         return { next: 'later', delayMs: laterMs };

@@ -26,6 +26,21 @@ export function enqueueRecovery(queue: Queue, recoveryId: string): Promise<unkno
 }
 
 /**
+ * Queues a recovery just started (its row committed as running): true when queued now, false when
+ * the queue could not be reached. A recovery is started once its row is committed, so a queue that
+ * is down does not undo it: the notifier's sweep queues a running recovery that has no job within
+ * a minute. Callers say so rather than answering a failure for a recovery that will run.
+ */
+export async function queueStartedRecovery(queue: Queue, recoveryId: string): Promise<boolean> {
+  try {
+    await enqueueRecovery(queue, recoveryId);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Runs a recovery to its end, a page at a time (RecoveriesRepository.step): each page's
  * deliveries are queued as replays once the page is committed. It stops when a page is empty
  * (finished) or the recovery is no longer running (cancelled between two pages). Safe to run
