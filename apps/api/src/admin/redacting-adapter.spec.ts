@@ -35,4 +35,13 @@ describe('what bull-board shows of a failed job', () => {
     const ok = { id: '2', stacktrace: [] as string[] };
     expect(redactFailure(ok, true)).toEqual({ id: '2', stacktrace: [], failedReason: undefined });
   });
+
+  it('a job whose failure a retry cleared (failedReason null, as bull-board reads it after job.retry()) is left as it is', () => {
+    for (const cardBearing of [true, false])
+      expect(redactFailure({ id: '3', failedReason: null, stacktrace: null }, cardBearing)).toEqual({
+        id: '3',
+        failedReason: null,
+        stacktrace: null,
+      });
+  });
 });

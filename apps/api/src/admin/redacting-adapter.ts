@@ -4,7 +4,7 @@ import { maskCardLike } from '@app/persistence';
 
 /** What bull-board reads of a failure (its `formatJob` takes both from `job.toJSON()`). */
 export interface FailureFields {
-  failedReason?: string;
+  failedReason?: string | null;
   stacktrace?: string[] | null;
 }
 
@@ -22,7 +22,8 @@ export function redactFailure<T extends FailureFields>(job: T, cardBearing: bool
   if (!cardBearing) {
     return {
       ...job,
-      failedReason: job.failedReason === undefined ? undefined : maskCardLike(job.failedReason),
+      // null once a retry has cleared it (bull-board reads the job again after job.retry()).
+      failedReason: typeof job.failedReason === 'string' ? maskCardLike(job.failedReason) : job.failedReason,
       stacktrace: Array.isArray(stacks) ? stacks.map(maskCardLike) : stacks,
     };
   }
@@ -34,7 +35,9 @@ export function redactFailure<T extends FailureFields>(job: T, cardBearing: bool
   return {
     ...job,
     failedReason:
-      job.failedReason === undefined ? undefined : `${classOf(stacks?.[stacks.length - 1])} (message hidden: card-bearing queue)`,
+      typeof job.failedReason === 'string'
+        ? `${classOf(stacks?.[stacks.length - 1])} (message hidden: card-bearing queue)`
+        : job.failedReason,
     stacktrace: Array.isArray(stacks) ? stacks.map(framesOf) : stacks,
   };
 }

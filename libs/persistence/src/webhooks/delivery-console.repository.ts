@@ -94,7 +94,7 @@ export class DeliveryConsoleRepository {
    * minutes of that hour after the window's first minute, and that minute's attempts themselves:
    * the same window, to the microsecond, as counting the attempts of the last 24 h.
    */
-  async overview(): Promise<DeliveryOverview> {
+  async overview(failingLimit = 10): Promise<DeliveryOverview> {
     const [backlog, oldest, failing, perMinute] = await Promise.all([
       this.db.query<DeliveryOverview['backlog']>(`SELECT status, n::int AS n FROM delivery_state_counts WHERE n <> 0 ORDER BY status`),
       this.db.query<NonNullable<DeliveryOverview['oldestOpen']>[]>(
@@ -110,7 +110,8 @@ export class DeliveryConsoleRepository {
            FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
            WHERE a.error_class IS NOT NULL AND a.started_at > ${START} AND a.started_at < ${MINUTE1})
          SELECT merchant_id, host, sum(failed)::int AS failed, max(last_failed_at) AS last_failed_at FROM parts
-         GROUP BY 1, 2 ORDER BY failed DESC, last_failed_at DESC LIMIT 10`,
+         GROUP BY 1, 2 ORDER BY failed DESC, last_failed_at DESC LIMIT $1`,
+        [failingLimit],
       ),
       this.db.query<DeliveryOverview['perMinute']>(
         `SELECT EXTRACT(EPOCH FROM minute)::bigint::float8 AS minute, succeeded, failed
