@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { createMerchant, eventually, MerchantCredentials, post, runCli, runCliRaw, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
-import { auditReader, LOCAL_FAST_WEBHOOKS } from '../support/console-browser';
+import { auditReader } from '../support/console-browser';
+import { LOCAL_LISTENER_ENV } from '../support/deliveries';
 import { Listener } from '../support/listener';
 
 jest.setTimeout(300_000);
@@ -77,7 +78,7 @@ describe('listener health: auto-disable, held deliveries, release in order', () 
       {
         envFor: {
           notifier: {
-            ...LOCAL_FAST_WEBHOOKS,
+            ...LOCAL_LISTENER_ENV,
             // One attempt at a time: released deliveries reach the listener in the order they were queued.
             WEBHOOK_CONCURRENCY: '1',
             LISTENER_DISABLE_AFTER: '2s',

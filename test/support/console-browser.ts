@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { Browser, BrowserContext, BrowserContextOptions, chromium, Page } from 'playwright-core';
 import { repoRoot } from '../../scripts/lib/processes';
+import { LOCAL_LISTENER_ENV } from './deliveries';
 import { Listener } from './listener';
 import { createMerchant, MerchantCredentials, runCli, Stack, startStack } from './stack';
 
@@ -13,13 +14,6 @@ export const SHOTS =
   process.env.CONSOLE_SCREENSHOTS === '1'
     ? join(repoRoot(), 'docs', 'console')
     : join(process.env.TEST_LOG_DIR ?? join(repoRoot(), 'test', '.logs', 'adhoc'), 'console');
-
-/** The notifier of a stack whose webhooks go to a Listener on this machine, with a compressed retry schedule. */
-export const LOCAL_FAST_WEBHOOKS = {
-  WEBHOOK_SCHEDULE_SCALE: '0.0001',
-  WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
-  WEBHOOK_TIMEOUT_MS: '3000',
-} as const;
 
 /**
  * Chromium for the page suites (with the screenshot folder made). Running as root (CI) needs
@@ -114,7 +108,7 @@ export async function startConsoleSuite(prefix: string, suffix: string, notifier
   const db = new Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const listener = await new Listener().start();
-  const stack = await startStack({}, { envFor: { notifier: { ...LOCAL_FAST_WEBHOOKS, ...notifierEnv } } });
+  const stack = await startStack({}, { envFor: { notifier: { ...LOCAL_LISTENER_ENV, ...notifierEnv } } });
   const shop = await createMerchant(`${prefix} shop`);
   const tokens = { viewer: '', operator: '' };
   for (const role of ['viewer', 'operator'] as const)

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { Browser, BrowserContext } from 'playwright-core';
 import { launchChromium, SHOTS } from './console-browser';
+import { LOCAL_LISTENER_ENV } from './deliveries';
 import { Listener } from './listener';
 import { receiverOf, saleBody } from './money';
 import { eventually, MerchantCredentials, Stack, startStack } from './stack';
@@ -9,9 +10,7 @@ export { SHOTS };
 
 /** The notifier's settings for the console and portal suites: a delivery to a failing listener fails all 10 attempts in seconds. */
 const FAST_FAILING_NOTIFIER: Record<string, string> = {
-  WEBHOOK_SCHEDULE_SCALE: '0.0001',
-  WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
-  WEBHOOK_TIMEOUT_MS: '3000',
+  ...LOCAL_LISTENER_ENV,
   WEBHOOK_SWEEP_INTERVAL_MS: '500',
   WEBHOOK_SWEEP_GRACE_S: '1',
 };
