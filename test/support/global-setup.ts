@@ -23,7 +23,8 @@ export default async function globalSetup(): Promise<void> {
   }
   const runId = `${Date.now()}_${process.pid}`;
   // TEST_REDIS=cluster: the run gets a three-master Redis Cluster of its own, on spare ports.
-  const redisCluster = process.env.TEST_REDIS === 'cluster' ? await startPrivateRedisCluster({ dir: mkdtempSync(join(tmpdir(), 'gwrc-')) }) : undefined;
+  const redisCluster =
+    process.env.TEST_REDIS === 'cluster' ? await startPrivateRedisCluster({ dir: mkdtempSync(join(tmpdir(), 'gwrc-')) }) : undefined;
   if (redisCluster) {
     process.env.REDIS_URL = redisCluster.nodes[0].url;
     process.env.REDIS_CLUSTER_NODES = redisCluster.spec;

@@ -30,9 +30,7 @@ export default async function globalTeardown(): Promise<void> {
     await run.redisCluster.destroy();
   } else {
     // Every master of a cluster (REDIS_CLUSTER_NODES), or the one server.
-    await deleteRunKeys(run.queuePrefix).catch((e) =>
-      notes.push(`could not delete the run's Redis keys: ${(e as Error).message}`),
-    );
+    await deleteRunKeys(run.queuePrefix).catch((e) => notes.push(`could not delete the run's Redis keys: ${(e as Error).message}`));
   }
   await run.infra.stop();
   rmSync(run.scratch, { recursive: true, force: true });

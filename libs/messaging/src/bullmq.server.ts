@@ -51,11 +51,16 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       this.publisher = connectRedis(this.options.connection, { enableAutoPipelining: true });
       this.publisher.on('error', () => undefined);
       // Workers block on their queue: commands retry until Redis answers, as BullMQ requires.
-      this.template = connectRedis(this.options.connection, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: BULLMQ_RECONNECT });
-      this.template.on('error', () => undefined);
+      const template = connectRedis(this.options.connection, {
+        maxRetriesPerRequest: null,
+        lazyConnect: true,
+        retryStrategy: BULLMQ_RECONNECT,
+      });
+      this.template = template;
+      template.on('error', () => undefined);
       for (const [pattern, handler] of this.messageHandlers as Map<string, JobHandler>) {
         const worker = new Worker(pattern, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
-          ...queueOn(this.template, this.options.prefix ?? 'gw', pattern),
+          ...queueOn(template, this.options.prefix ?? 'gw', pattern),
           concurrency: this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16,
           // Jobs are short: a crashed worker's lock lapses after lockDuration and the stalled
           // check (every stalledInterval) hands its jobs to another worker within ~25 s.

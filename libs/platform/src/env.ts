@@ -136,7 +136,8 @@ export function readRedisTarget(r: EnvReader): RedisTarget {
   if (spec === undefined) return { url };
   const clusterNodes = r.parse(REDIS_CLUSTER_NODES, () => parseClusterNodes(spec));
   const db = URL.canParse(url) ? new URL(url).pathname.replace(/^\//, '') : '';
-  if (db !== '' && db !== '0') r.problem(`REDIS_URL names database ${db}, but a Redis Cluster (${REDIS_CLUSTER_NODES}) has only database 0`);
+  if (db !== '' && db !== '0')
+    r.problem(`REDIS_URL names database ${db}, but a Redis Cluster (${REDIS_CLUSTER_NODES}) has only database 0`);
   return { url, clusterNodes };
 }
 

@@ -41,9 +41,16 @@ export class RedisHealthIndicator implements OnApplicationShutdown {
     }
     const masters = this.redis.nodes('master');
     if (this.redis.status !== 'ready' || masters.length === 0) throw new Error(`the cluster connection is ${this.redis.status}`);
-    const [info] = await Promise.all([masters[0].cluster('INFO'), ...masters.map((m) => m.ping())]);
+    const [info, slots] = await Promise.all([masters[0].cluster('INFO'), masters[0].cluster('SLOTS'), ...masters.map((m) => m.ping())]);
     const state = /cluster_state:(\w+)/.exec(String(info))?.[1];
     if (state !== 'ok') throw new Error(`cluster_state is ${state ?? 'unknown'}`);
+    // The client drops a master whose connection ended, while the cluster itself only marks it
+    // failed after cluster-node-timeout: a master that owns slots and that the client has no
+    // connection to is down now, whatever cluster_state says yet.
+    const reachable = new Set(masters.map((m) => `${m.options.host}:${m.options.port}`));
+    for (const [, , owner] of slots) {
+      if (owner && !reachable.has(`${owner[0]}:${owner[1]}`)) throw new Error(`master ${owner[0]}:${owner[1]} does not answer`);
+    }
   }
 
   onApplicationShutdown(): void {

@@ -1,4 +1,4 @@
-import Redis, { Cluster, type ClusterNode, type RedisOptions } from 'ioredis';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { RedisTarget } from './env';
 
 /** A connection made by `connectRedis`: one server or a cluster, used the same way. */
@@ -37,12 +37,11 @@ export function redisOptionsFromUrl(url: string): RedisOptions {
  * `Redis` on its URL, each with the use's options. Callers add their own 'error' listener.
  */
 export function connectRedis(target: RedisTarget, use: RedisUse = {}): RedisConnection {
-  const { username, password, tls, db, host, port } = redisOptionsFromUrl(target.url);
+  const server = redisOptionsFromUrl(target.url);
+  if (!target.clusterNodes) return new Redis({ ...server, ...use });
+  const { username, password, tls } = server;
   const { enableOfflineQueue, lazyConnect, enableAutoPipelining, retryStrategy, ...perNode } = use;
-  if (!target.clusterNodes) {
-    return new Redis({ host, port, username, password, tls, db, ...perNode, enableOfflineQueue, lazyConnect, enableAutoPipelining, retryStrategy });
-  }
-  return new Cluster(target.clusterNodes as ClusterNode[], {
+  return new Cluster(target.clusterNodes, {
     redisOptions: { username, password, tls, ...perNode },
     enableOfflineQueue,
     lazyConnect,
