@@ -50,6 +50,10 @@ export function connectRedis(target: RedisTarget, use: RedisUse = {}): RedisConn
     // A node that went away: its slots move (or come back) within a few seconds.
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 200,
+    // The slot map is read at connect and after a MOVED: ioredis gives each node 1 s by default,
+    // which a busy node (or a busy client process at boot, opening many connections) can miss,
+    // failing the connect for every node and starting over.
+    slotsRefreshTimeout: 5_000,
   });
 }
 
