@@ -2,7 +2,6 @@ import { cpus, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import Redis from 'ioredis';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, maintenanceUrl } from '../scripts/lib/database';
 import { repoRoot } from '../scripts/lib/processes';
 import { startBaseline } from './lib/baseline';
@@ -13,7 +12,7 @@ import { operationScenarios } from './scenarios/operations';
 import { saleScenarios } from './scenarios/sales';
 import { benchSplitEngine } from './scenarios/split-engine';
 import { splitSaleScenarios } from './scenarios/split-sales';
-import { BenchStack, startBenchStack, waitUntilIdle } from './lib/stack';
+import { BenchStack, benchRedis, startBenchStack, waitUntilIdle } from './lib/stack';
 import { tokenScenarios } from './scenarios/tokens';
 import { benchWebhooks } from './scenarios/webhooks';
 import { benchLimiterCost } from './scenarios/limiter';
@@ -79,7 +78,7 @@ async function machine(env: NodeJS.ProcessEnv) {
   await pg.connect();
   const pgVersion = (await pg.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version;
   await pg.end();
-  const redis = new Redis(env.REDIS_URL as string);
+  const redis = benchRedis(env);
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
   redis.disconnect();
   return {

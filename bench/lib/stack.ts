@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Redis from 'ioredis';
+import { connectRedis, deleteKeys, EnvReader, readRedisTarget, type RedisConnection, type RedisUse, scanKeys } from '@app/platform';
 import { Client } from 'pg';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
@@ -57,6 +57,7 @@ export async function startBenchStack(): Promise<BenchStack> {
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
+    // REDIS_CLUSTER_NODES, when set, reaches the apps with the rest of process.env.
     QUEUE_PREFIX: queuePrefix,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     DATA_DIR: join(logsDir, 'data'),
@@ -102,7 +103,7 @@ export async function startBenchStack(): Promise<BenchStack> {
     // However long they take: a profiled app writes its profile on the way out.
     for (const app of [...launched].reverse()) await stopApp(app, { graceMs: Infinity });
     await dropDatabase(databaseUrl).catch(() => undefined);
-    await deleteKeys(redisUrl, queuePrefix);
+    await deleteBenchKeys(env, queuePrefix);
   };
   try {
     await Promise.all(launched.map((app) => waitForHealth(app, 60_000, 250)));
@@ -188,19 +189,20 @@ async function seedHistory(databaseUrl: string, rows: number): Promise<void> {
  */
 export async function waitUntilIdle(stack: BenchStack, timeoutMs = 120_000): Promise<void> {
   const db = new Client({ connectionString: stack.env.DATABASE_URL });
-  const redis = new Redis(stack.env.REDIS_URL as string);
+  const redis = benchRedis(stack.env);
   await db.connect();
   try {
     const prefix = stack.env.QUEUE_PREFIX as string;
     const busy = async () => {
       const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL')).rows;
-      const queues = (await redis.keys(`${prefix}:*:meta`)).map((k) => k.slice(0, -':meta'.length));
-      const jobs = await Promise.all(
-        queues.map(
-          async (q) => (await redis.llen(`${q}:wait`)) + (await redis.llen(`${q}:active`)) + (await redis.zcard(`${q}:prioritized`)),
-        ),
-      );
-      return n + jobs.reduce((a, b) => a + b, 0);
+      // Every master of a cluster; a queue's keys all live on the node that holds its meta key.
+      let jobs = 0;
+      for await (const { node, keys } of scanKeys(redis, `${prefix}:*:meta`)) {
+        for (const q of keys.map((k) => k.slice(0, -':meta'.length))) {
+          jobs += (await node.llen(`${q}:wait`)) + (await node.llen(`${q}:active`)) + (await node.zcard(`${q}:prioritized`));
+        }
+      }
+      return n + jobs;
     };
     await waitUntil("the previous run's outbox events and jobs", async () => (await busy()) === 0, timeoutMs, 200);
   } finally {
@@ -217,15 +219,18 @@ export function runCli<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
   return operatorCliJson<T>(repoRoot(), args, env, 30_000);
 }
 
-async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl);
+/** The bench stack's Redis (one server, or the cluster of REDIS_CLUSTER_NODES), as the apps reach it. */
+export function benchRedis(env: NodeJS.ProcessEnv, use: RedisUse = {}): RedisConnection {
+  const r = new EnvReader(env);
+  const target = readRedisTarget(r);
+  r.done('bench');
+  return connectRedis(target, use);
+}
+
+async function deleteBenchKeys(env: NodeJS.ProcessEnv, prefix: string): Promise<void> {
+  const redis = benchRedis(env);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeys(redis, `${prefix}:*`);
   } finally {
     redis.disconnect();
   }

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
 import { Events, toTransactionResponse, TransactionEvent, TransactionView } from '@app/contracts';
 import type { JobEnvelope } from '@app/messaging/job-envelope';
+import { queueOn } from '@app/messaging';
 import { sleep, within } from '../../scripts/lib/processes';
 import { Arrivals, bareDeliveries, WebhookListener } from '../lib/listener';
 import { Figure } from '../lib/scenario';
-import { BenchStack } from '../lib/stack';
+import { BenchStack, benchRedis } from '../lib/stack';
 
 /**
  * The notifier end to end: transaction.status_changed events put straight on its queue (as the
@@ -94,8 +94,8 @@ function bound(delayMs: number, maxOpen: number): string {
 const quantile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
 
 export async function benchWebhooks(stack: BenchStack, fastEvents: number, slowEvents: number, warmupEvents: number): Promise<Figure[]> {
-  const redis = new IORedis(stack.env.REDIS_URL as string, { maxRetriesPerRequest: null });
-  const queue = new Queue(Events.TransactionStatusChanged, { connection: redis, prefix: stack.env.QUEUE_PREFIX });
+  const redis = benchRedis(stack.env, { maxRetriesPerRequest: null });
+  const queue = new Queue(Events.TransactionStatusChanged, queueOn(redis, stack.env.QUEUE_PREFIX!, Events.TransactionStatusChanged));
   // The body the notifier sends for such an event, so the bare client posts the same size.
   const sample = event(stack.merchantInternalId, 'http://127.0.0.1/', 0).view!;
   const body = JSON.stringify({

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import Redis from 'ioredis';
+// Relative path: the test run's global setup loads this without the suites' module mapping.
+import { connectRedis } from '../../libs/platform/src/redis';
 import { canConnect } from './local-servers';
 import { APP_ROLES, ROLE_PASSWORD_VARIABLES, RoleOwner } from '../../libs/persistence/src/roles';
 
@@ -101,13 +102,16 @@ export async function probeRedis(url: string): Promise<Probe> {
   const portOpen = await canConnect(urlPort(url, 6379), u.hostname.replace(/^\[|\]$/g, ''));
   if (!portOpen) return { ok: false, portOpen, error: 'nothing listens on that port' };
   // No retries and no offline queue: one honest answer now, not a client that keeps trying.
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: 2000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
+  const redis = connectRedis(
+    { url },
+    {
+      lazyConnect: true,
+      connectTimeout: 2000,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      enableOfflineQueue: false,
+    },
+  );
   redis.on('error', () => undefined);
   try {
     await redis.connect();

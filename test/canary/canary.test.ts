@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import Redis from 'ioredis';
+import { scanKeys } from '@app/platform';
 import { Client } from 'pg';
 import { allCanaryNumbers, allCanaryTexts, CANARY_CODES } from '../fixtures/cards';
+import { testRedis } from '../support/redis';
 
 /**
  * DESIGN.md security invariant 1, checked after every other suite ran (the sequencer runs this
@@ -52,34 +53,32 @@ describe('canary scan: no clear card data at rest', () => {
     }
   });
 
-  it('finds none in any Redis key, queue data included', async () => {
-    const redis = new Redis(process.env.REDIS_URL as string);
+  it('finds none in any Redis key, queue data included (every master of a cluster)', async () => {
+    const connection = testRedis();
     try {
       const keys: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, batch] = await redis.scan(cursor, 'COUNT', 1000);
+      const found: string[] = [];
+      // Each key is read on the server that holds it.
+      for await (const { node: redis, keys: batch } of scanKeys(connection)) {
         keys.push(...batch);
-        cursor = next;
-      } while (cursor !== '0');
+        for (const key of batch) {
+          const type = await redis.type(key);
+          let content: unknown;
+          if (type === 'string') content = await redis.getBuffer(key);
+          else if (type === 'hash') content = await redis.hgetall(key);
+          else if (type === 'list') content = await redis.lrange(key, 0, -1);
+          else if (type === 'set') content = await redis.smembers(key);
+          else if (type === 'zset') content = await redis.zrange(key, 0, -1, 'WITHSCORES');
+          else if (type === 'stream') content = await redis.xrange(key, '-', '+');
+          const text = Buffer.isBuffer(content) ? content.toString('latin1') : JSON.stringify(content);
+          for (const l of leaks(`${key}\n${text}`)) found.push(`${key}: ${l}`);
+        }
+      }
       const prefix = process.env.QUEUE_PREFIX as string;
       expect(keys.some((k) => k.startsWith(prefix))).toBe(true);
-      const found: string[] = [];
-      for (const key of keys) {
-        const type = await redis.type(key);
-        let content: unknown;
-        if (type === 'string') content = await redis.getBuffer(key);
-        else if (type === 'hash') content = await redis.hgetall(key);
-        else if (type === 'list') content = await redis.lrange(key, 0, -1);
-        else if (type === 'set') content = await redis.smembers(key);
-        else if (type === 'zset') content = await redis.zrange(key, 0, -1, 'WITHSCORES');
-        else if (type === 'stream') content = await redis.xrange(key, '-', '+');
-        const text = Buffer.isBuffer(content) ? content.toString('latin1') : JSON.stringify(content);
-        for (const l of leaks(`${key}\n${text}`)) found.push(`${key}: ${l}`);
-      }
       expect(found).toEqual([]);
     } finally {
-      redis.disconnect();
+      connection.disconnect();
     }
   });
 

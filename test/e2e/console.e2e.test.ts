@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
+import { queueOn } from '@app/messaging';
+import { testRedis } from '../support/redis';
 import type { Client } from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { Events } from '@app/contracts';
@@ -212,16 +213,16 @@ describe('the operator console in a browser', () => {
   });
 
   it('bull-board shows failures redacted: the error class on card-bearing queues, card-like numbers masked elsewhere', async () => {
-    const redis = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
+    const redis = testRedis({ maxRetriesPerRequest: null });
     const prefix = process.env.QUEUE_PREFIX!;
     const card = SANDBOX_CARDS[1];
     try {
       const shown = async (queueName: string): Promise<{ failedReason: string; stacktrace: string[] }> => {
         // A job no worker takes (delayed an hour), given a failure as BullMQ records one: a reason and a stack in its hash.
-        const queue = new Queue(queueName, { connection: redis, prefix });
+        const queue = new Queue(queueName, queueOn(redis, prefix, queueName));
         const job = await queue.add('probe', {}, { delay: 3_600_000 });
         try {
-          await redis.hset(`${prefix}:${queueName}:${job.id}`, {
+          await redis.hset(queue.toKey(job.id!), {
             failedReason: `declined ${card} cvv 123`,
             stacktrace: JSON.stringify([`Error: declined ${card} cvv 123\n    at probe (/app/probe.js:1:1)`]),
           });

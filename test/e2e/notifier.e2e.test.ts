@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
+import { queueOn } from '@app/messaging';
+import { testRedis } from '../support/redis';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
@@ -243,8 +244,8 @@ describe('webhook delivery to urlReturn', () => {
     // Ahead of it, more overdue deliveries than one sweep looks at, each still scheduled (a
     // listener's backlog): the sweeper must get past them to the one whose job is gone.
     const backlog = Array.from({ length: 450 }, () => randomUUID());
-    const redis = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
-    const deliveryQueue = new Queue(DELIVERY_QUEUE, { connection: redis, prefix: process.env.QUEUE_PREFIX });
+    const redis = testRedis({ maxRetriesPerRequest: null });
+    const deliveryQueue = new Queue(DELIVERY_QUEUE, queueOn(redis, process.env.QUEUE_PREFIX!, DELIVERY_QUEUE));
     // Jobs first: a sweep between the two steps would otherwise find the rows without them.
     await deliveryQueue.addBulk(
       backlog.map((id) => ({ name: DELIVERY_QUEUE, data: { deliveryId: id, host: '127.0.0.1:9' }, opts: { jobId: id, delay: 3_600_000 } })),

@@ -36,7 +36,7 @@ describe('dependency outages', () => {
 
   beforeAll(async () => {
     [redis, pg] = await Promise.all([startPrivateRedis(), startPrivatePostgres()]);
-    env = { DATABASE_URL: pg.url, REDIS_URL: redis.url, MERCHANT_CACHE_MS: '0', REPLY_TIMEOUT_MS: '3000' };
+    env = { DATABASE_URL: pg.url, REDIS_URL: redis.url, REDIS_CLUSTER_NODES: '', MERCHANT_CACHE_MS: '0', REPLY_TIMEOUT_MS: '3000' };
     const root = repoRoot();
     const migrated = await runNode(migrateEntry(root), [], { cwd: root, env: { ...process.env, ...env }, timeoutMs: 60_000 });
     expect(migrated.code).toBe(0);

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
+import { queueOn } from '@app/messaging';
+import type { RedisConnection } from '@app/platform';
+import { testRedis } from '../support/redis';
 import { Client } from 'pg';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 import { createMerchant, eventually, MerchantCredentials, post, Stack, startStack } from '../support/stack';
@@ -17,7 +19,7 @@ describe('sales left pending without an authorization job', () => {
   let stack: Stack;
   let shop: MerchantCredentials;
   let db: Client;
-  let redis: IORedis;
+  let redis: RedisConnection;
   let authorizeQueue: Queue;
 
   const pendingSale = async (): Promise<string> => {
@@ -39,8 +41,8 @@ describe('sales left pending without an authorization job', () => {
   beforeAll(async () => {
     db = new Client({ connectionString: process.env.DATABASE_URL });
     await db.connect();
-    redis = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
-    authorizeQueue = new Queue('card.authorize', { connection: redis, prefix: process.env.QUEUE_PREFIX });
+    redis = testRedis({ maxRetriesPerRequest: null });
+    authorizeQueue = new Queue('card.authorize', queueOn(redis, process.env.QUEUE_PREFIX!, 'card.authorize'));
     stack = await startStack({}, { envFor: { tokenizer: { SALE_ORPHAN_AFTER_S: '2', SALE_RECONCILE_INTERVAL_MS: '300' } } });
     shop = await createMerchant('orphan shop');
   });

@@ -413,7 +413,7 @@ describe('per-merchant rate limits', () => {
 
   it('Redis down: each replica goes on with the same budget in process (fail open, still limited)', async () => {
     const redis: PrivateServer = await startPrivateRedis();
-    const api = await startApp('api', { ...LIMITS, REDIS_URL: redis.url }, { label: 'api-redis-down' });
+    const api = await startApp('api', { ...LIMITS, REDIS_URL: redis.url, REDIS_CLUSTER_NODES: '' }, { label: 'api-redis-down' });
     try {
       const m = await createMerchant('rate limit redis down shop');
       const up = await burst(times(12, () => () => report(api.url, m)));

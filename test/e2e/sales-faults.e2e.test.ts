@@ -62,7 +62,12 @@ describe('sales under faults', () => {
 
   it('publishes every outbox event exactly once after a Redis outage during commits', async () => {
     const redis: PrivateServer = await startPrivateRedis();
-    const stack = await startStack({ REDIS_URL: redis.url, SANDBOX_SLOW_APPROVAL_MS: '2500', OUTBOX_INTERVAL_MS: '100' });
+    const stack = await startStack({
+      REDIS_URL: redis.url,
+      REDIS_CLUSTER_NODES: '',
+      SANDBOX_SLOW_APPROVAL_MS: '2500',
+      OUTBOX_INTERVAL_MS: '100',
+    });
     try {
       const m = await createMerchant('outbox fault shop');
       // Slow approvals (card ending in 9): the tokenizer is mid-authorization when Redis goes.
@@ -126,6 +131,7 @@ describe('sales under faults', () => {
     const redis: PrivateServer = await startPrivateRedis();
     const stack = await startStack({
       REDIS_URL: redis.url,
+      REDIS_CLUSTER_NODES: '',
       SANDBOX_SLOW_APPROVAL_MS: '300',
       SALE_SYNC_WAIT_MS: '30000',
       REPLY_TIMEOUT_MS: '60000',

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
+import { queueOn } from '@app/messaging';
+import { testRedis } from '../support/redis';
 import { computeSplit, payableCells, processingFee } from '@app/split';
 import { createMerchant, eventually, MerchantCredentials, post, runCli, runCliRaw, Stack, startStack } from '../support/stack';
 import { CANARY_CARDS, CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
@@ -551,8 +552,8 @@ describe('split settlement', () => {
   it('the same transaction.captured event delivered twice writes one set of payables', async () => {
     const res = await receiver('sale', sale(5_000, [{ recipient: r[3], percentage: 20 }]));
     const before = await settled(res.json.transactionId);
-    const connection = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
-    const queue = new Queue('transaction.captured', { connection, prefix: process.env.QUEUE_PREFIX });
+    const connection = testRedis({ maxRetriesPerRequest: null });
+    const queue = new Queue('transaction.captured', queueOn(connection, process.env.QUEUE_PREFIX!, 'transaction.captured'));
     try {
       const payload = {
         transactionId: res.json.transactionId,

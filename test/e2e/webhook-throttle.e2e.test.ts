@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import IORedis from 'ioredis';
+import { deleteKeys, type RedisConnection } from '@app/platform';
+import { testRedis } from '../support/redis';
 import { Client } from 'pg';
 import { ListenerBuckets } from '../../apps/notifier/src/deliveries/webhook-throttle';
 import {
@@ -52,19 +53,18 @@ function metric(text: string, name: string, label = ''): number {
  * against the 200 ms steps with the time the calls themselves took as the only slack.
  */
 describe('listener bucket (Redis script)', () => {
-  const clients: IORedis[] = [];
+  const clients: RedisConnection[] = [];
   let a: ListenerBuckets;
   let b: ListenerBuckets;
   const prefix = `wt-${randomBytes(4).toString('hex')}`;
   const merchant = '6f1c2d3e-0000-4000-8000-000000000001';
 
   beforeAll(() => {
-    for (let i = 0; i < 2; i++) clients.push(new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 }));
+    for (let i = 0; i < 2; i++) clients.push(testRedis({ maxRetriesPerRequest: 1 }));
     [a, b] = clients.map((c) => new ListenerBuckets(c, prefix));
   });
   afterAll(async () => {
-    const keys = await clients[0].keys(`${prefix}:*`);
-    if (keys.length) await clients[0].del(...keys);
+    await deleteKeys(clients[0], `${prefix}:*`);
     await Promise.all(clients.map((c) => c.quit()));
   });
 

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
+import { deleteKeys, type RedisConnection } from '@app/platform';
+import { testRedis, testRedisTarget } from '../support/redis';
 import type { PinoLogger } from 'nestjs-pino';
 import type { ApiConfig } from '../../apps/api/src/config/api.config';
 import { LEASES_PER_S, RateLimitedError, RateLimitService } from '../../apps/api/src/rate-limit/rate-limit.service';
@@ -12,13 +13,13 @@ import { LEASES_PER_S, RateLimitedError, RateLimitService } from '../../apps/api
  */
 describe('rate limiter leases (real Redis)', () => {
   const prefix = `${process.env.QUEUE_PREFIX ?? 'gwt'}lease${randomBytes(3).toString('hex')}`;
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const redis = testRedis();
   const replicas: RateLimitService[] = [];
   const quiet = { warn: () => undefined, info: () => undefined } as unknown as PinoLogger;
 
   /** Until its Redis connection is up, a replica counts on its own (the fallback): these tests are about the shared count. */
   async function connected(service: RateLimitService): Promise<RateLimitService> {
-    const client = (service as unknown as { redis: Redis }).redis;
+    const client = (service as unknown as { redis: RedisConnection }).redis;
     for (let i = 0; client.status !== 'ready'; i++) {
       if (i > 200) throw new Error(`the replica's Redis connection is ${client.status} after 10 s`);
       await new Promise((r) => setTimeout(r, 50));
@@ -28,7 +29,7 @@ describe('rate limiter leases (real Redis)', () => {
 
   function replica(writesPerS: number): RateLimitService {
     const config = {
-      base: { redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', queuePrefix: prefix },
+      base: { redis: testRedisTarget(), queuePrefix: prefix },
       rateLimits: { enabled: true, writesPerS, readsPerS: writesPerS, burstS: 0, burstWindowS: 10 },
     } as unknown as ApiConfig;
     const service = new RateLimitService(config, quiet);
@@ -56,8 +57,7 @@ describe('rate limiter leases (real Redis)', () => {
 
   afterAll(async () => {
     for (const r of replicas) r.onApplicationShutdown();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
+    await deleteKeys(redis, `${prefix}:*`);
     redis.disconnect();
   });
 

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dropDatabase, redactUrl, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
+import { startPrivateRedisCluster } from '../../scripts/lib/local-servers';
 import { migrateDatabase } from '../../scripts/lib/launcher';
 import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { migrateEntry, repoRoot } from '../../scripts/lib/processes';
@@ -21,11 +22,24 @@ export default async function globalSetup(): Promise<void> {
     throw new Error(`${migrateEntry(root)} does not exist: run "npm run build" first ("npm test" does)`);
   }
   const runId = `${Date.now()}_${process.pid}`;
-  const infra = await resolveInfra();
+  // TEST_REDIS=cluster: the run gets a three-master Redis Cluster of its own, on spare ports.
+  const redisCluster =
+    process.env.TEST_REDIS === 'cluster' ? await startPrivateRedisCluster({ dir: mkdtempSync(join(tmpdir(), 'gwrc-')) }) : undefined;
+  if (redisCluster) {
+    process.env.REDIS_URL = redisCluster.nodes[0].url;
+    process.env.REDIS_CLUSTER_NODES = redisCluster.spec;
+  } else if (process.env.REDIS_CLUSTER_NODES && !process.env.REDIS_URL) {
+    // A cluster of the developer's (or CI's): its first node is the one probed before the run.
+    process.env.REDIS_URL = `redis://${process.env.REDIS_CLUSTER_NODES.split(',')[0].trim()}`;
+  }
+  const infra = await resolveInfra().catch(async (e) => {
+    await redisCluster?.destroy();
+    throw e;
+  });
   const databaseUrl = withDatabase(infra.databaseUrl, `gw_test_${runId}`);
   const logsRoot = join(root, 'test', '.logs');
   const scratch = join(tmpdir(), `gateway-test-${runId}`);
-  const run: TestRun = { infra, databaseUrl, scratch, queuePrefix: `gwt${randomBytes(4).toString('hex')}` };
+  const run: TestRun = { infra, databaseUrl, scratch, queuePrefix: `gwt${randomBytes(4).toString('hex')}`, redisCluster };
   (globalThis as Record<symbol, unknown>)[RUN_STATE] = run;
 
   const env: Record<string, string> = {
@@ -53,11 +67,13 @@ export default async function globalSetup(): Promise<void> {
   } catch (e) {
     await dropDatabase(databaseUrl).catch(() => undefined);
     await infra.stop();
+    await redisCluster?.destroy();
     throw e;
   }
   process.stdout.write(
     `\nintegration run ${runId}: postgres ${infra.source.postgres} (${redactUrl(databaseUrl)}), ` +
-      `redis ${infra.source.redis} (${redactUrl(infra.redisUrl)}, prefix ${run.queuePrefix}), logs ${env.TEST_LOG_DIR}\n`,
+      `redis ${redisCluster ? `cluster (${redisCluster.spec})` : `${infra.source.redis} (${redactUrl(infra.redisUrl)})`}, prefix ${run.queuePrefix}, ` +
+      `logs ${env.TEST_LOG_DIR}\n`,
   );
 }
 

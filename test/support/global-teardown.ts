@@ -1,6 +1,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import Redis from 'ioredis';
+// Relative paths: jest loads the global teardown without the suites' module mapping.
+import { connectRedis, deleteKeys } from '../../libs/platform/src/redis';
+import { testRedisTarget } from './redis';
 import { dropDatabase, redactUrl } from '../../scripts/lib/database';
 import { cleanLeftovers } from './leftovers';
 import { RUN_STATE, TestRun } from './run-state';
@@ -23,26 +25,24 @@ export default async function globalTeardown(): Promise<void> {
     await dropDatabase(run.databaseUrl).catch((e) => notes.push(`could not drop the test database: ${(e as Error).message}`));
   }
 
-  await deleteKeys(run.infra.redisUrl, run.queuePrefix).catch((e) =>
-    notes.push(`could not delete the run's Redis keys: ${(e as Error).message}`),
-  );
+  if (run.redisCluster) {
+    // The run's own cluster: its keys go with it.
+    await run.redisCluster.destroy();
+  } else {
+    // Every master of a cluster (REDIS_CLUSTER_NODES), or the one server.
+    await deleteRunKeys(run.queuePrefix).catch((e) => notes.push(`could not delete the run's Redis keys: ${(e as Error).message}`));
+  }
   await run.infra.stop();
   rmSync(run.scratch, { recursive: true, force: true });
   if (notes.length) process.stdout.write(`\nintegration teardown:\n  ${notes.join('\n  ')}\n`);
 }
 
-/** SCAN, not KEYS: the Redis may be shared, and KEYS blocks it for everyone. */
-async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+async function deleteRunKeys(prefix: string): Promise<void> {
+  const redis = connectRedis(testRedisTarget(), { maxRetriesPerRequest: 1, lazyConnect: true });
   redis.on('error', () => undefined);
   await redis.connect();
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.unlink(...keys);
-    } while (cursor !== '0');
+    await deleteKeys(redis, `${prefix}*`);
   } finally {
     redis.disconnect();
   }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { lastValueFrom } from 'rxjs';
 import { BullMqClient, BullMqServer, RemoteError, ReplyTimeoutError, TransportUnavailableError, withJobId } from '@app/messaging';
 import { currentCorrelationId, runWithCorrelationId } from '@app/platform';
+import { testRedisTarget } from '../support/redis';
 import { eventually } from '../support/stack';
 
 jest.setTimeout(60_000);
@@ -18,7 +19,7 @@ function handler(fn: (data: any) => Promise<unknown>): MessageHandler {
  * errors, timeouts, durable events with retry and dedup, and the correlation id.
  */
 describe('BullMQ transport (real Redis)', () => {
-  const redisUrl = process.env.REDIS_URL as string;
+  const redis = testRedisTarget();
   const prefix = `${process.env.QUEUE_PREFIX}tr${randomUUID().slice(0, 6)}`;
   let server: BullMqServer;
   let client: BullMqClient;
@@ -26,7 +27,7 @@ describe('BullMQ transport (real Redis)', () => {
   let flaky = 0;
 
   beforeAll(async () => {
-    server = new BullMqServer({ connection: redisUrl, prefix, requiredPatterns: ['echo', 'fail', 'slow'], defaultConcurrency: 8 });
+    server = new BullMqServer({ connection: redis, prefix, requiredPatterns: ['echo', 'fail', 'slow'], defaultConcurrency: 8 });
     server.addHandler(
       'echo',
       handler(async (d) => (seen.push({ pattern: 'echo', data: d, correlationId: currentCorrelationId() }), { echoed: d })),
@@ -59,7 +60,7 @@ describe('BullMQ transport (real Redis)', () => {
       );
     });
     client = new BullMqClient({
-      connection: redisUrl,
+      connection: redis,
       prefix,
       replyTimeoutMs: 800,
       eventJobOptions: { backoff: { type: 'fixed', delay: 100 } },
@@ -121,7 +122,7 @@ describe('BullMQ transport (real Redis)', () => {
   });
 
   it('fails fast with TransportUnavailableError when Redis cannot be reached', async () => {
-    const offline = new BullMqClient({ connection: 'redis://127.0.0.1:1', prefix, replyTimeoutMs: 5000 });
+    const offline = new BullMqClient({ connection: { url: 'redis://127.0.0.1:1' }, prefix, replyTimeoutMs: 5000 });
     const started = Date.now();
     const err = await lastValueFrom(offline.send('echo', {})).catch((e) => e);
     expect(err).toBeDefined();
@@ -131,7 +132,7 @@ describe('BullMQ transport (real Redis)', () => {
   });
 
   it('refuses to listen when a required pattern has no handler, naming it', async () => {
-    const incomplete = new BullMqServer({ connection: redisUrl, prefix, requiredPatterns: ['echo', 'token.add'] });
+    const incomplete = new BullMqServer({ connection: redis, prefix, requiredPatterns: ['echo', 'token.add'] });
     incomplete.addHandler(
       'echo',
       handler(async () => 1),

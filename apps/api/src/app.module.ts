@@ -60,7 +60,7 @@ export class AppModule {
         ConsoleSessionsRepository,
         PortalLinksRepository,
         AuditTrail,
-        { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redisUrl, config.base.queuePrefix) },
+        { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redis, config.base.queuePrefix) },
         gatewayClientProvider,
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
       ],

@@ -1,6 +1,7 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
+import { connectRedis, type RedisConnection } from '@app/platform';
+import { queueOn } from '@app/messaging';
 import { AuditTrail, DeliveriesRepository, ListenersRepository, MerchantsRepository, RecoveriesRepository } from '@app/persistence';
 import { appImports } from '@app/boot';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
@@ -17,7 +18,7 @@ import { REDIS } from './redis.token';
 export class NotifierModule implements OnApplicationShutdown {
   constructor(
     private readonly queue: Queue,
-    @Inject(REDIS) private readonly redis: IORedis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
   ) {}
 
   static forRoot(config: NotifierConfig): DynamicModule {
@@ -30,14 +31,14 @@ export class NotifierModule implements OnApplicationShutdown {
         // Redis down is /health's to report and the jobs' to retry: an unhandled 'error' would crash.
         {
           provide: REDIS,
-          useFactory: () => new IORedis(config.base.redisUrl, { maxRetriesPerRequest: null }).on('error', () => undefined),
+          useFactory: () => connectRedis(config.base.redis, { maxRetriesPerRequest: null }).on('error', () => undefined),
         },
         {
           provide: Queue,
           inject: [REDIS],
           // Its connection also feeds the delivery worker (which duplicates it for blocking reads).
-          useFactory: (redis: IORedis) =>
-            new Queue(DELIVERY_QUEUE, { connection: redis, prefix: config.base.queuePrefix }).on('error', () => undefined),
+          useFactory: (redis: RedisConnection) =>
+            new Queue(DELIVERY_QUEUE, queueOn(redis, config.base.queuePrefix, DELIVERY_QUEUE)).on('error', () => undefined),
         },
         DeliveriesRepository,
         MerchantsRepository,

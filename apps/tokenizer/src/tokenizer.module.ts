@@ -2,7 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { lastValueFrom } from 'rxjs';
 import { DataSource } from 'typeorm';
-import { TypedClient, withJobId } from '@app/messaging';
+import { queueOn, TypedClient, withJobId } from '@app/messaging';
+import { connectRedis } from '@app/platform';
 import { OperationsRepository, OutboxRelay, TransactionsRepository } from '@app/persistence';
 import { appImports, queueClient } from '@app/boot';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
@@ -12,7 +13,6 @@ import { OperationClaimsReconciler } from './payments/operation-claims.reconcile
 import { PaymentsService } from './payments/payments.service';
 import { AUTHORIZE_QUEUE, PendingSalesReconciler } from './payments/pending-sales.reconciler';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
 import { EventName, EventPayloadOf, Patterns } from '@app/contracts';
 import { TokenCardsRepository } from '@app/vault-store';
 import { TokensHandler } from './tokens/tokens.handler';
@@ -40,10 +40,14 @@ export class TokenizerModule {
           // Read-only use (does a job exist?); errors are the reconciler's to retry, not a crash.
           provide: AUTHORIZE_QUEUE,
           useFactory: () =>
-            new Queue(Patterns.CardAuthorize, {
-              connection: new IORedis(config.base.redisUrl, { maxRetriesPerRequest: 1 }).on('error', () => undefined),
-              prefix: config.base.queuePrefix,
-            }).on('error', () => undefined),
+            new Queue(
+              Patterns.CardAuthorize,
+              queueOn(
+                connectRedis(config.base.redis, { maxRetriesPerRequest: 1 }).on('error', () => undefined),
+                config.base.queuePrefix,
+                Patterns.CardAuthorize,
+              ),
+            ).on('error', () => undefined),
         },
         PostgresSandboxCallLog,
         {

@@ -12,6 +12,6 @@ export function appImports(app: Exclude<RoleOwner, 'cli'>, base: BaseConfig, dbP
     // once running, the pool reconnects by itself when Postgres returns.
     TypeOrmModule.forRoot({ ...dataSourceOptions(base.databaseUrl, dbPoolSize), retryAttempts: 0 }),
     DatabaseRoleCheckModule.forRoot(app, base),
-    OpsModule.forRoot({ app, redisUrl: base.redisUrl }),
+    OpsModule.forRoot({ app, redis: base.redis }),
   ];
 }

@@ -4,7 +4,7 @@ import type { BaseConfig } from '@app/platform';
 /** The transport's caller side, configured the same way in every app that sends or emits. */
 export function queueClient(base: BaseConfig, replyTimeoutMs?: number): BullMqClient {
   return new BullMqClient({
-    connection: base.redisUrl,
+    connection: base.redis,
     prefix: base.queuePrefix,
     replyTimeoutMs,
     keepCompletedJobsS: base.keepCompletedJobsS,

@@ -26,7 +26,7 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
   const logger = app.get(Logger);
   app.useLogger(logger);
   const transport = new BullMqServer({
-    connection: opts.base.redisUrl,
+    connection: opts.base.redis,
     prefix: opts.base.queuePrefix,
     requiredPatterns: [...opts.requiredPatterns],
     concurrency: { ...opts.concurrency, ...opts.base.workerConcurrency },

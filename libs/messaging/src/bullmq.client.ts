@@ -1,15 +1,16 @@
 import { ClientProxy, MsPattern, ReadPacket, WritePacket } from '@nestjs/microservices';
 import { JobsOptions, Queue } from 'bullmq';
-import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { currentCorrelationId } from '@app/platform/correlation';
+import type { RedisTarget } from '@app/platform/env';
+import { connectRedis, type RedisConnection } from '@app/platform/redis';
 import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from './errors';
 import { jobIdOf, JobEnvelope, ReplyMessage } from './job-envelope';
-import { redisOptionsFromUrl } from './redis-options';
+import { queueOn } from './queue-keys';
 
 export interface BullMqClientOptions {
-  /** redis:// URL. */
-  connection: string;
+  /** One Redis server or a Redis Cluster (BaseConfig.redis). */
+  connection: RedisTarget;
   /** BullMQ key prefix, so several deployments (or test runs) can share one Redis. */
   prefix?: string;
   /** How long `send` waits for the worker's reply. */
@@ -39,8 +40,8 @@ export class BullMqClient extends ClientProxy {
   private readonly keepFailedS: number;
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Map<string, Pending>();
-  private commands?: Redis;
-  private subscriber?: Redis;
+  private commands?: RedisConnection;
+  private subscriber?: RedisConnection;
   private connecting?: Promise<void>;
 
   constructor(private readonly options: BullMqClientOptions) {
@@ -61,12 +62,13 @@ export class BullMqClient extends ClientProxy {
   }
 
   private async open(): Promise<void> {
-    const base = redisOptionsFromUrl(this.options.connection);
     // No offline queue and one retry: while Redis is down a send fails at once (HTTP 503)
     // instead of piling up requests that would all time out. Auto-pipelining stays off: with
     // BullMQ's scripts on this connection it costs more CPU than it saves (docs/performance.md).
-    this.commands = new Redis({ ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
-    this.subscriber = new Redis({ ...base, lazyConnect: true });
+    // On a cluster the reply channel is a plain SUBSCRIBE too: a cluster passes every PUBLISH to
+    // all its nodes, so the worker's reply reaches this client whichever node it listens on.
+    this.commands = connectRedis(this.options.connection, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
+    this.subscriber = connectRedis(this.options.connection, { lazyConnect: true });
     for (const conn of [this.commands, this.subscriber]) conn.on('error', () => undefined);
     this.subscriber.on('message', (_channel: string, message: string) => this.onReply(message));
     await Promise.all([this.commands.connect(), this.subscriber.connect()]);
@@ -147,7 +149,7 @@ export class BullMqClient extends ClientProxy {
     let q = this.queues.get(pattern);
     if (!q) {
       // One shared command connection for every queue of this client.
-      q = new Queue(pattern, { connection: this.commands!, prefix: this.prefix, streams: { events: { maxLen: 1000 } } });
+      q = new Queue(pattern, { ...queueOn(this.commands!, this.prefix, pattern), streams: { events: { maxLen: 1000 } } });
       q.on('error', () => undefined);
       this.queues.set(pattern, q);
     }

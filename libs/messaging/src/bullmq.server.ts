@@ -1,16 +1,18 @@
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
-import { ConnectionOptions, Job, Worker } from 'bullmq';
-import Redis from 'ioredis';
+import { Job, Worker } from 'bullmq';
 import { lastValueFrom } from 'rxjs';
 import { runWithCorrelationId } from '@app/platform/correlation';
 import { jobsProcessed } from '@app/platform/metrics';
 import { BullMqContext } from './bullmq.context';
 import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
-import { redisOptionsFromUrl } from './redis-options';
+import { queueOn } from './queue-keys';
+import type { RedisTarget } from '@app/platform/env';
+import { BULLMQ_RECONNECT, connectRedis, type RedisConnection } from '@app/platform/redis';
 import { safeError, safeErrorText } from '@app/platform/safe-error';
 
 export interface BullMqServerOptions {
-  connection: string;
+  /** One Redis server or a Redis Cluster (BaseConfig.redis). */
+  connection: RedisTarget;
   prefix?: string;
   /** Patterns this worker must serve; it refuses to start if one has no handler. */
   requiredPatterns: string[];
@@ -34,7 +36,9 @@ const INTERNAL: RemoteErrorPayload = {
  */
 export class BullMqServer extends Server implements CustomTransportStrategy {
   private readonly workers: Worker[] = [];
-  private publisher?: Redis;
+  private publisher?: RedisConnection;
+  /** What each worker's connections are copied from (BullMQ duplicates it; never used itself). */
+  private template?: RedisConnection;
 
   constructor(private readonly options: BullMqServerOptions) {
     super();
@@ -44,13 +48,19 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
     try {
       const missing = this.options.requiredPatterns.filter((p) => !this.messageHandlers.has(p));
       if (missing.length > 0) throw new Error(`no handler for pattern(s): ${missing.join(', ')}`);
-      const base = redisOptionsFromUrl(this.options.connection);
-      this.publisher = new Redis({ ...base, enableAutoPipelining: true });
+      this.publisher = connectRedis(this.options.connection, { enableAutoPipelining: true });
       this.publisher.on('error', () => undefined);
+      // Workers block on their queue: commands retry until Redis answers, as BullMQ requires.
+      const template = connectRedis(this.options.connection, {
+        maxRetriesPerRequest: null,
+        lazyConnect: true,
+        retryStrategy: BULLMQ_RECONNECT,
+      });
+      this.template = template;
+      template.on('error', () => undefined);
       for (const [pattern, handler] of this.messageHandlers as Map<string, JobHandler>) {
         const worker = new Worker(pattern, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
-          connection: base as ConnectionOptions,
-          prefix: this.options.prefix ?? 'gw',
+          ...queueOn(template, this.options.prefix ?? 'gw', pattern),
           concurrency: this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16,
           // Jobs are short: a crashed worker's lock lapses after lockDuration and the stalled
           // check (every stalledInterval) hands its jobs to another worker within ~25 s.
@@ -75,6 +85,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
     await this.publisher?.quit().catch(() => undefined);
+    this.template?.disconnect();
   }
 
   on(): void {

@@ -5,3 +5,4 @@ export * from './typed-client';
 export * from './errors';
 export { withJobId, safeJobId } from './job-envelope';
 export type { RemoteErrorPayload } from './job-envelope';
+export * from './queue-keys';

@@ -93,7 +93,7 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export interface BaseConfig {
   nodeEnv: 'development' | 'test' | 'production';
   databaseUrl: string;
-  redisUrl: string;
+  redis: RedisTarget;
   queuePrefix: string;
   /** Jobs in flight per pattern in a worker process, e.g. WORKER_CONCURRENCY=token.add=32,token.retrieve=64. */
   workerConcurrency: Record<string, number>;
@@ -108,7 +108,7 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
   return {
     nodeEnv: r.oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const),
     databaseUrl: r.url('DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
-    redisUrl: r.url('REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
+    redis: readRedisTarget(r),
     queuePrefix: r.str('QUEUE_PREFIX', 'gw'),
     workerConcurrency: r.parse('WORKER_CONCURRENCY', () => parseConcurrency(r.optional('WORKER_CONCURRENCY') ?? '')) ?? {},
     keepCompletedJobsS: r.int('KEEP_COMPLETED_JOBS_S', 24 * 3600, 0, 30 * 24 * 3600),
@@ -116,6 +116,44 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     dataDir: r.str('DATA_DIR', '.data'),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
   };
+}
+
+/**
+ * Where Redis is: one server (REDIS_URL), or a Redis Cluster (REDIS_CLUSTER_NODES, a few of its
+ * nodes as host:port; the client finds the rest). On a cluster REDIS_URL still gives the user,
+ * password and TLS (`rediss:`) every node is reached with; its host and port are not used.
+ */
+export interface RedisTarget {
+  url: string;
+  clusterNodes?: { host: string; port: number }[];
+}
+
+export const REDIS_CLUSTER_NODES = 'REDIS_CLUSTER_NODES';
+
+export function readRedisTarget(r: EnvReader): RedisTarget {
+  const url = r.url('REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']);
+  const spec = r.optional(REDIS_CLUSTER_NODES);
+  if (spec === undefined) return { url };
+  const clusterNodes = r.parse(REDIS_CLUSTER_NODES, () => parseClusterNodes(spec));
+  const db = URL.canParse(url) ? new URL(url).pathname.replace(/^\//, '') : '';
+  if (db !== '' && db !== '0')
+    r.problem(`REDIS_URL names database ${db}, but a Redis Cluster (${REDIS_CLUSTER_NODES}) has only database 0`);
+  return { url, clusterNodes };
+}
+
+/** Parses REDIS_CLUSTER_NODES (`host:port,host:port`); throws naming the variable. */
+export function parseClusterNodes(spec: string): { host: string; port: number }[] {
+  const entries = spec
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  if (entries.length === 0) throw new Error(`${REDIS_CLUSTER_NODES} must list at least one host:port`);
+  return entries.map((entry) => {
+    const m = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):(\d{1,5})$/i.exec(entry);
+    const port = m ? Number(m[2]) : 0;
+    if (!m || port < 1 || port > 65535) throw new Error(`${REDIS_CLUSTER_NODES} entries must look like host:port (got "${entry}")`);
+    return { host: m[1].replace(/^\[|\]$/g, ''), port };
+  });
 }
 
 function parseConcurrency(spec: string): Record<string, number> {

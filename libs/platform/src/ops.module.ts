@@ -2,7 +2,8 @@ import { Controller, DynamicModule, Get, Header, Module } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, TerminusModule, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { register, collectDefaultMetrics } from 'prom-client';
-import { OPS_REDIS_URL, RedisHealthIndicator } from './redis-health';
+import type { RedisTarget } from './env';
+import { OPS_REDIS, RedisHealthIndicator } from './redis-health';
 
 @ApiExcludeController()
 @Controller()
@@ -36,7 +37,7 @@ let defaultMetricsStarted = false;
 /** /health and /metrics, the same on every app (the workers serve them on HEALTH_PORT). */
 @Module({})
 export class OpsModule {
-  static forRoot(opts: { app: string; redisUrl: string }): DynamicModule {
+  static forRoot(opts: { app: string; redis: RedisTarget }): DynamicModule {
     if (!defaultMetricsStarted) {
       register.setDefaultLabels({ app: opts.app });
       collectDefaultMetrics();
@@ -46,7 +47,7 @@ export class OpsModule {
       module: OpsModule,
       imports: [TerminusModule.forRoot({ logger: false, errorLogStyle: 'json' })],
       controllers: [HealthController, MetricsController],
-      providers: [{ provide: OPS_REDIS_URL, useValue: opts.redisUrl }, RedisHealthIndicator],
+      providers: [{ provide: OPS_REDIS, useValue: opts.redis }, RedisHealthIndicator],
     };
   }
 }

@@ -1,7 +1,8 @@
 import { OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
 import { Events, Patterns } from '@app/contracts';
+import { queueOn } from '@app/messaging';
+import { connectRedis, type RedisConnection, type RedisTarget } from '@app/platform';
 import { DELIVERY_QUEUE, RECOVERY_QUEUE } from '@app/webhooks/delivery';
 
 /**
@@ -14,18 +15,18 @@ export const RETRYABLE_QUEUES: readonly string[] = [DELIVERY_QUEUE, Events.Trans
 
 /** Every queue of the system, for the operator dashboard and the replay endpoint. */
 export class AdminQueues implements OnApplicationShutdown {
-  private readonly redis: IORedis;
+  private readonly redis: RedisConnection;
   readonly all: Queue[];
   readonly delivery: Queue;
   /** Recoveries started from the console (the notifier runs them). */
   readonly recovery: Queue;
 
-  constructor(redisUrl: string, prefix: string) {
-    this.redis = new IORedis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  constructor(redis: RedisTarget, prefix: string) {
+    this.redis = connectRedis(redis, { maxRetriesPerRequest: null, lazyConnect: true });
     // Redis down is /health's to report (and a 503 per request): an unhandled 'error' would crash.
     this.redis.on('error', () => undefined);
     const names = [...Object.values(Patterns), ...Object.values(Events), DELIVERY_QUEUE, RECOVERY_QUEUE];
-    this.all = names.map((name) => new Queue(name, { connection: this.redis, prefix }).on('error', () => undefined));
+    this.all = names.map((name) => new Queue(name, queueOn(this.redis, prefix, name)).on('error', () => undefined));
     this.delivery = this.all.find((q) => q.name === DELIVERY_QUEUE)!;
     this.recovery = this.all.find((q) => q.name === RECOVERY_QUEUE)!;
   }

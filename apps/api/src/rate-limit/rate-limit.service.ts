@@ -1,9 +1,9 @@
 import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import type { MerchantRateLimits } from '@app/persistence';
+import { connectRedis, type RedisConnection } from '@app/platform';
 import { ApiConfig, RateLimitConfig } from '../config/api.config';
 
 /** The two budgets of a merchant: writes (sale, authorize, capture, cancel, token/add) and reads (report, token/retrieve). */
@@ -68,7 +68,7 @@ interface Lease {
 @Injectable()
 export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly config: RateLimitConfig;
-  private readonly redis?: Redis;
+  private readonly redis?: RedisConnection;
   private readonly keyPrefix: string;
   /** One limiter per budget and rate: merchants with the same rate share it (the Redis key is per merchant). */
   private readonly limiters = new Map<string, Limiter>();
@@ -87,7 +87,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     // A connection of its own: no offline queue and a short command timeout, so a Redis that is
     // down or stalled sends requests to the in-process fallback at once instead of holding them;
     // auto-pipelining sends the concurrent requests' counter updates in one write.
-    this.redis = new Redis(api.base.redisUrl, {
+    this.redis = connectRedis(api.base.redis, {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,

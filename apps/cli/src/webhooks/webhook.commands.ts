@@ -10,7 +10,8 @@ import {
   RecoveryRow,
 } from '@app/persistence';
 import { originNamed } from '@app/webhooks';
-import IORedis from 'ioredis';
+import { queueOn } from '@app/messaging';
+import { connectRedis, type RedisConnection } from '@app/platform';
 import { DELIVERY_QUEUE, queueStartedRecovery, RECOVERY_QUEUE, replayDelivery } from '@app/webhooks/delivery';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
 import { keyringSource } from '../keys/keyrings';
@@ -33,8 +34,11 @@ class QueueRef {
 
   get(): Queue {
     this.queue ??= new Queue(this.name, {
-      connection: new IORedis(this.config.base.redisUrl, { maxRetriesPerRequest: 3 }).on('error', () => undefined),
-      prefix: this.config.base.queuePrefix,
+      ...queueOn(
+        connectRedis(this.config.base.redis, { maxRetriesPerRequest: 3 }).on('error', () => undefined),
+        this.config.base.queuePrefix,
+        this.name,
+      ),
     });
     return this.queue;
   }
@@ -42,7 +46,7 @@ class QueueRef {
   async close(): Promise<void> {
     if (!this.queue) return;
     await this.queue.close();
-    (this.queue.opts.connection as IORedis).disconnect();
+    (this.queue.opts.connection as RedisConnection).disconnect();
   }
 }
 

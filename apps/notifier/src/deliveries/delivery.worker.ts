@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import IORedis from 'ioredis';
 import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
 import {
   AttemptRecord,
@@ -19,7 +18,7 @@ import { HostSlots, Release } from './host-slots';
 import { ListenerHealthRecorder } from './listener-health.recorder';
 import { ListenerBuckets, ThrottleSettings } from './webhook-throttle';
 import { SendResult, WebhookSender } from './webhook-sender';
-import { safeErrorText } from '@app/platform';
+import { type RedisConnection, safeErrorText } from '@app/platform';
 
 /** How long a delivery whose throttle could not be read waits before it tries again (no attempt spent). */
 const THROTTLE_UNREADABLE_RETRY_MS = 5_000;
@@ -76,7 +75,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     readonly queue: Queue,
     private readonly health: ListenerHealthRecorder,
     // The queue's own connection: while Redis is down, a throttle check waits for it as the queue does.
-    @Inject(REDIS) redis: IORedis,
+    @Inject(REDIS) redis: RedisConnection,
   ) {
     this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs);
     this.slots = new HostSlots(config.perDestination, config.slotWaitMs);
@@ -87,6 +86,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
 
   onApplicationBootstrap(): void {
     this.worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, (job, token) => this.runJob(job, token), {
+      // The queue's own connection and prefix (with its hash tag on a cluster).
       connection: this.queue.opts.connection,
       prefix: this.queue.opts.prefix,
       concurrency: this.config.concurrency,

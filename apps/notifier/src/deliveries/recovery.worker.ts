@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Job, Queue, Worker } from 'bullmq';
 import { RecoveriesRepository } from '@app/persistence';
-import { PeriodicPass, safeErrorText } from '@app/platform';
+import { PeriodicPass, type RedisConnection, safeErrorText } from '@app/platform';
+import { queueOn } from '@app/messaging';
 import { enqueueRecovery, RECOVERY_QUEUE, RecoveryJob, runRecovery } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
 
@@ -30,16 +31,13 @@ export class RecoveryWorker implements OnApplicationBootstrap, OnApplicationShut
     private readonly deliveryQueue: Queue,
     private readonly config: NotifierConfig,
   ) {
-    this.queue = new Queue(RECOVERY_QUEUE, { connection: deliveryQueue.opts.connection, prefix: deliveryQueue.opts.prefix }).on(
-      'error',
-      () => undefined,
-    );
+    // The delivery queue's connection, with the recovery queue's own key prefix (hash tag on a cluster).
+    this.queue = new Queue(RECOVERY_QUEUE, this.where()).on('error', () => undefined);
   }
 
   onApplicationBootstrap(): void {
     this.worker = new Worker<RecoveryJob>(RECOVERY_QUEUE, (job, token) => this.run(job, token), {
-      connection: this.deliveryQueue.opts.connection,
-      prefix: this.deliveryQueue.opts.prefix,
+      ...this.where(),
       concurrency: 4,
       lockDuration: 10_000,
       stalledInterval: 10_000,
@@ -53,6 +51,10 @@ export class RecoveryWorker implements OnApplicationBootstrap, OnApplicationShut
         .catch((e) => this.logger.warn(`recovery ${job.data.recoveryId}: ${safeErrorText(e)}`));
     });
     this.periodic.start(this.config.sweepIntervalMs);
+  }
+
+  private where() {
+    return queueOn(this.deliveryQueue.opts.connection as RedisConnection, this.config.base.queuePrefix, RECOVERY_QUEUE);
   }
 
   async onApplicationShutdown(): Promise<void> {

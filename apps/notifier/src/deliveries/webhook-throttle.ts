@@ -1,4 +1,4 @@
-import type IORedis from 'ioredis';
+import type { RedisConnection } from '@app/platform';
 import { throttleBucket } from '@app/webhooks';
 
 /**
@@ -36,7 +36,7 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((math.max(tat, due) - now) / 1000) + 10
 return due - now
 `;
 
-type WithTake = IORedis & {
+type WithTake = RedisConnection & {
   throttleTake(key: string, intervalUs: number, burst: number, returning: '1' | '0'): Promise<number>;
 };
 
@@ -51,7 +51,7 @@ export class ListenerBuckets {
   private readonly redis: WithTake;
 
   constructor(
-    redis: IORedis,
+    redis: RedisConnection,
     private readonly keyPrefix: string,
   ) {
     if (!('throttleTake' in redis)) redis.defineCommand('throttleTake', { numberOfKeys: 1, lua: TAKE });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import type IORedis from 'ioredis';
+import type { RedisConnection } from '@app/platform';
 import { TransactionsRepository } from '@app/persistence';
 import { PeriodicPass, safeErrorText } from '@app/platform';
 import { TokenizerConfig } from '../config/tokenizer.config';
@@ -34,7 +34,7 @@ export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplica
   async onApplicationShutdown(): Promise<void> {
     await this.periodic.stop();
     await this.queue.close();
-    (this.queue.opts.connection as IORedis).disconnect();
+    (this.queue.opts.connection as RedisConnection).disconnect();
   }
 
   /** One pass; returns how many sales it abandoned. */
