@@ -1,5 +1,5 @@
 import { cpus, totalmem } from 'node:os';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import Redis from 'ioredis';
@@ -19,7 +19,7 @@ import { benchWebhooks } from './scenarios/webhooks';
 import { benchLimiterCost } from './scenarios/limiter';
 import { benchConsole } from './scenarios/console';
 import { benchCapacity, CapacityResult, SaleKind } from './scenarios/capacity';
-import { renderCapacity, spliceGenerated } from './lib/capacity-report';
+import { writeCapacityReport } from './capacity-doc';
 
 /**
  * `npm run bench`: every scenario against the real stack and, in the same run, against a bare
@@ -245,13 +245,10 @@ async function capacity(): Promise<number> {
     queuedSales: num('BENCH_CAPACITY_QUEUED_SALES', 2000),
   });
   const measured = { ...result, machine: machineFacts() };
-  const markdown = renderCapacity(measured);
   const dir = join(repoRoot(), 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'capacity.json'), JSON.stringify(measured, null, 2) + '\n');
-  writeFileSync(join(dir, 'capacity.md'), markdown + '\n');
-  const doc = join(repoRoot(), 'docs', 'capacity.md');
-  writeFileSync(doc, spliceGenerated(readFileSync(doc, 'utf8'), markdown));
+  const markdown = writeCapacityReport(measured);
   process.stdout.write(`\n${markdown}\n\n(bench/results/capacity.{json,md} and docs/capacity.md written)\n`);
   return result.failures;
 }

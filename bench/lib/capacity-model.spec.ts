@@ -29,6 +29,7 @@ const sale: Counters = {
   'pg.exec-ms': 4,
   'pg.wal-bytes': 10_000,
   'pg.wal-syncs': 1,
+  'pg.wal-fpi': 1,
   'pg.pages-written': 4,
   'pg.rows.public.outbox': 4,
   'pg.rows.public.transactions': 2,
@@ -166,8 +167,8 @@ describe('the report', () => {
     loadAverage: { before: [1, 1, 1], after: [2, 2, 2] },
     options: { rounds: 2, sales: 1000, rate: 200, mix: { card: 3, token: 1, split: 0 } },
     rounds: [
-      { perSale: sale, load: { p50: 5, p99: 20 }, drainS: 1 },
-      { perSale: { ...sale, 'cpu.api': 0.003 }, load: { p50: 6, p99: 30 }, drainS: 2 },
+      { perSale: sale, load: { rps: 200, p50: 5, p99: 20 }, drainS: 1 },
+      { perSale: { ...sale, 'cpu.api': 0.003 }, load: { rps: 150, p50: 6, p99: 30 }, drainS: 2 },
     ],
     redis,
     failures: 0,
@@ -178,8 +179,12 @@ describe('the report', () => {
     expect(md.startsWith(BEGIN) && md.endsWith(END)).toBe(true);
     expect(md).toContain('| CPU ms, api | 2.00–3.00 |');
     expect(md).toContain('mix card : token : split = card 3 : token 1;');
+    expect(md).toContain('| WAL bytes less the full-page images (at most 8 KiB each: a floor) | 1,808 |');
+    expect(md).toContain('went at 200 / 150 per second in the rounds, p99 20 / 30 ms (**under the 200/s asked');
     // api at 3 ms (the worst round): 1000/s → 5 replicas, 10 000/s → 50, 50 000/s → 250.
     expect(md).toContain('| api replicas (cores) | 5 (5.0) | 50 (50.0) | 250 (250.0) |');
+    // One api replica is full at 0.6 × 1000 / 3 ms = 200/s, the first unit to fill.
+    expect(md).toMatch(/- \*\*1,000 sales\/s\*\*: api replica \(one is full at 200\/s\) → run 5 api replicas/);
   });
 
   it('replaces only the generated part of the document', () => {

@@ -2,6 +2,8 @@ import {
   APPS,
   Assumptions,
   Counters,
+  Plan,
+  ceilings,
   DEFAULT_ASSUMPTIONS,
   firstToSaturate,
   plan,
@@ -20,12 +22,27 @@ export interface CapacityMeasurement {
   versions: { postgres: string; redis: string };
   loadAverage: { before: number[]; after: number[] };
   options: { rounds: number; sales: number; rate: number; mix: Record<string, number> };
-  rounds: { perSale: Counters; load: { p50: number; p99: number }; drainS: number }[];
+  rounds: { perSale: Counters; load: { rps: number; p50: number; p99: number }; drainS: number }[];
   redis: RedisFacts;
   failures: number;
 }
 
 export const STEPS = [1_000, 10_000, 50_000];
+const PAGE_BYTES = 8192;
+
+/** What to do when one unit of a component is full (the model's ceilings, by name). */
+const ACTIONS: Record<string, (p: Plan) => string> = {
+  'api replica': (p) => `run ${p.replicas.api} api replicas behind the load balancer (stateless)`,
+  'tokenizer replica': (p) => `run ${p.replicas.tokenizer} tokenizer replicas (workers on the same queues)`,
+  'settlement replica': (p) => `run ${p.replicas.settlement} settlement replicas`,
+  'notifier replica': (p) => `run ${p.replicas.notifier} notifier replicas`,
+  'Redis shard (main thread)': (p) =>
+    `Redis Cluster with ${p.redis.masters} masters, which helps only as far as the load is spread over queues: a BullMQ queue is one hash slot, so the busiest queue must be split (several queues per pattern) once it alone fills a shard`,
+  'Postgres primary (CPU)': (p) =>
+    `${p.postgres.primaries} primaries: shard by merchant (every hot table carries merchant_id), move the notifier's deliveries and attempts to a database of their own, the console's reads to replicas`,
+  'Postgres primary (WAL)': (p) =>
+    `${p.postgres.walMBps.toFixed(0)} MB/s of WAL is past one primary and its replicas' replay: first \`wal_compression\` (full-page images are much of it), then move the deliveries' writes off the primary and shard by merchant`,
+};
 export const BEGIN = '<!-- capacity:generated:begin (bench/lib/capacity-report.ts writes this part) -->';
 export const END = '<!-- capacity:generated:end -->';
 
@@ -62,6 +79,7 @@ export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_
       redisCommands: sumOf(c, 'redis.cmd.'),
       pgStatements: sumOf(c, 'pg.stmt.'),
       rows: sumOf(c, 'pg.rows.'),
+      walLessFpi: Math.max(0, (c['pg.wal-bytes'] ?? 0) - (c['pg.wal-fpi'] ?? 0) * PAGE_BYTES),
       scriptCalls: scriptCalls(c),
     })),
   );
@@ -78,7 +96,11 @@ export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_
       `(mix card : token : split = ${mix}; every sale approved, with a webhook to a listener answering at once), on ${m.machine?.cores ?? '?'} cores ` +
       `(${m.machine?.cpu ?? '?'}), ${m.machine?.memoryGiB ?? '?'} GiB, Node ${m.machine?.node ?? '?'}, Postgres ${m.versions.postgres}, Redis ${m.versions.redis}, ` +
       `load generator, apps, Postgres and Redis on the same machine. Load average (1/5/15 min) ${la(m.loadAverage.before)} before, ${la(m.loadAverage.after)} after. ` +
-      `Sale p99 ${m.rounds.map((x) => x.load.p99).join(' / ')} ms; pipeline done ${m.rounds.map((x) => x.drainS.toFixed(1)).join(' / ')} s after each round's load.` +
+      `Sales went at ${m.rounds.map((x) => num(x.load.rps)).join(' / ')} per second in the rounds, p99 ${m.rounds.map((x) => num(x.load.p99)).join(' / ')} ms` +
+      (m.rounds.some((x) => x.load.rps < 0.95 * m.options.rate)
+        ? ` (**under the ${num(m.options.rate)}/s asked: the machine did not keep up**)`
+        : '') +
+      `; pipeline done ${m.rounds.map((x) => x.drainS.toFixed(1)).join(' / ')} s after each round's load.` +
       (m.failures ? ` **${m.failures} sales failed.**` : ''),
     '',
     '### Cost of one sale',
@@ -103,6 +125,7 @@ export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_
         ['WAL bytes', span(r['pg.wal-bytes'])],
         ['WAL records', span(r['pg.wal-records'], 1)],
         ['full-page images in WAL (first change of a page after a checkpoint)', span(r['pg.wal-fpi'], 2)],
+        ['WAL bytes less the full-page images (at most 8 KiB each: a floor)', span(derived.walLessFpi)],
         ['WAL syncs (fsync)', span(r['pg.wal-syncs'], 2)],
         ['data pages written (8 KiB; checkpoint after each round)', span(r['pg.pages-written'], 2)],
         ['rows inserted, updated or deleted', span(derived.rows, 1)],
@@ -147,6 +170,7 @@ export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_
     '',
   ];
   const plans = STEPS.map((rate) => plan(rate, cost, m.redis, a));
+  const c = ceilings(cost, a);
   lines.push(
     ...table(
       ['at sales/s', ...STEPS.map((s) => num(s))],
@@ -164,9 +188,18 @@ export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_
         ['server connections through PgBouncer', ...plans.map((p) => num(p.postgres.serverConnections))],
         ['client connections into PgBouncer (replicas × DB_POOL_SIZE)', ...plans.map((p) => num(p.postgres.clientConnections))],
         ['Postgres primaries needed', ...plans.map((p) => num(p.postgres.primaries))],
-        ['single units past full, first to saturate first', ...plans.map((p) => p.saturated.join(', ') || 'none')],
       ],
     ),
+    '',
+    'At each step, every single unit past full, first to saturate first, and what to do:',
+    '',
+    ...plans.flatMap((p) => [
+      `- **${num(p.rate)} sales/s**: ` +
+        (p.saturated.length
+          ? p.saturated.map((name) => `${name} (one is full at ${num(c[name])}/s) → ${ACTIONS[name](p)}`).join('; ')
+          : 'nothing: one of each unit is enough (the minimum of replicas still applies)') +
+        '.',
+    ]),
     '',
     END,
   );

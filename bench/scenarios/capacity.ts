@@ -91,18 +91,18 @@ export async function benchCapacity(o: CapacityOptions): Promise<CapacityResult>
     listener = await WebhookListener.start(0);
     const probe = await Probe.open(stack, pgServer);
     try {
-      const sales = await saleBodies(stack, listener, o.mix);
-      await drive(stack, probe, listener, sales, o.rate, o.warmupSales, 'warm');
+      const rig: Rig = { stack, probe, listener, bodies: await saleBodies(stack, listener, o.mix), o };
+      await drive(rig, o.warmupSales, 'warm');
       const idleMemory = (await probe.snapshot()).usedMemory;
       const rounds: CapacityRound[] = [];
       for (let i = 0; i < o.rounds; i++) {
-        rounds.push(await measureRound(stack, probe, listener, sales, o, `r${i}`));
+        rounds.push(await measureRound(rig, `r${i}`));
         const r = rounds[rounds.length - 1];
         process.stdout.write(
           `capacity round ${i + 1}/${o.rounds}: ${r.sales} sales at ${o.rate}/s (p99 ${r.load.p99} ms), pipeline done ${r.drainS.toFixed(1)} s after the load\n`,
         );
       }
-      const redis = await weighQueuedJobs(stack, probe, listener, sales, o, idleMemory);
+      const redis = await weighQueuedJobs(rig, idleMemory);
       const failures = rounds.reduce((n, r) => n + r.load.non2xx + r.load.errors, 0);
       return {
         at: new Date().toISOString(),
@@ -142,18 +142,23 @@ async function saleBodies(stack: BenchStack, listener: WebhookListener, mix: Rec
   };
 }
 
-/** Sends `count` sales at `rate` and waits until their payables and webhooks are done. */
+/** What a round works with: the stack, the counters, the listener, the request bodies of a run, the options. */
+interface Rig {
+  stack: BenchStack;
+  probe: Probe;
+  listener: WebhookListener;
+  bodies: (run: string) => () => string;
+  o: CapacityOptions;
+}
+
+/** Sends `count` sales at the rate and waits until their payables and webhooks are done. */
 async function drive(
-  stack: BenchStack,
-  probe: Probe,
-  listener: WebhookListener,
-  bodies: (run: string) => () => string,
-  rate: number,
+  { stack, probe, listener, bodies, o }: Rig,
   count: number,
   run: string,
 ): Promise<{ load: OpenLoopResult; drainS: number }> {
   const arrivals = listener.track(run, count);
-  const load = await runOpenLoop(`${stack.baseUrl}/v1/receiver`, rate, count / rate, 64, bodies(run));
+  const load = await runOpenLoop(`${stack.baseUrl}/v1/receiver`, o.rate, count / o.rate, 64, bodies(run));
   const ended = Date.now();
   const delivered = await within(
     arrivals.complete.then(() => true),
@@ -164,21 +169,15 @@ async function drive(
   return { load, drainS: (Date.now() - ended) / 1000 };
 }
 
-async function measureRound(
-  stack: BenchStack,
-  probe: Probe,
-  listener: WebhookListener,
-  bodies: (run: string) => () => string,
-  o: CapacityOptions,
-  run: string,
-): Promise<CapacityRound> {
+async function measureRound(rig: Rig, run: string): Promise<CapacityRound> {
+  const { stack, probe, o } = rig;
   await waitUntilIdle(stack);
   await probe.checkpoint();
   await sleep(STATS_FLUSH_S * 1000);
   const s0 = await probe.snapshot();
   await sleep(o.idleS * 1000);
   const s1 = await probe.snapshot();
-  const { load, drainS } = await drive(stack, probe, listener, bodies, o.rate, o.sales, run);
+  const { load, drainS } = await drive(rig, o.sales, run);
   // The round's dirty pages written now, so they are counted (production spreads this over its checkpoints).
   await probe.checkpoint();
   await sleep(STATS_FLUSH_S * 1000);
@@ -197,14 +196,7 @@ async function measureRound(
  * used_memory per queued job: the event queues paused (settlement and notifier stop taking jobs),
  * `queuedSales` sales sent, their events left waiting in Redis; then the queues resume and drain.
  */
-async function weighQueuedJobs(
-  stack: BenchStack,
-  probe: Probe,
-  listener: WebhookListener,
-  bodies: (run: string) => () => string,
-  o: CapacityOptions,
-  idleBytes: number,
-): Promise<RedisFacts> {
+async function weighQueuedJobs({ stack, probe, listener, bodies, o }: Rig, idleBytes: number): Promise<RedisFacts> {
   await waitUntilIdle(stack);
   const connection = new Redis(stack.env.REDIS_URL as string, { maxRetriesPerRequest: null });
   const queues = Object.values(Events).map((name) => new Queue(name, { connection, prefix: stack.env.QUEUE_PREFIX }));
