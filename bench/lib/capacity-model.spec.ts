@@ -155,6 +155,7 @@ describe('statementLabel', () => {
     expect(statementLabel('INSERT INTO listeners (a) VALUES ($1) ON CONFLICT (a) DO UPDATE SET b = $2')).toBe('INSERT INTO listeners');
     expect(statementLabel('SELECT t.id FROM transactions t JOIN unnest($1::uuid[]) AS k (id) ON t.id = k.id')).toBe('SELECT transactions');
     expect(statementLabel('SELECT * FROM unnest($1::uuid[]) u JOIN vault.token_cards c ON c.token = u')).toBe('SELECT vault.token_cards');
+    expect(statementLabel('SELECT id FROM outbox WHERE published_at IS NULL LIMIT 100 FOR UPDATE SKIP LOCKED')).toBe('SELECT outbox');
     expect(statementLabel('COMMIT')).toBe('COMMIT');
   });
 });
@@ -175,16 +176,25 @@ describe('the report', () => {
   };
 
   it('prints the measured ranges and the model from them', () => {
-    const md = renderCapacity(measurement);
+    const md = renderCapacity([measurement]);
     expect(md.startsWith(BEGIN) && md.endsWith(END)).toBe(true);
     expect(md).toContain('| CPU ms, api | 2.00–3.00 |');
     expect(md).toContain('mix card : token : split = card 3 : token 1;');
     expect(md).toContain('| WAL bytes less the full-page images (at most 8 KiB each: a floor) | 1,808 |');
-    expect(md).toContain('went at 200 / 150 per second in the rounds, p99 20 / 30 ms (**under the 200/s asked');
+    expect(md).toContain('went at 200 / 150 per second in its rounds, p99 20 / 30 ms (**under the 200/s asked');
     // api at 3 ms (the worst round): 1000/s → 5 replicas, 10 000/s → 50, 50 000/s → 250.
     expect(md).toContain('| api replicas (cores) | 5 (5.0) | 50 (50.0) | 250 (250.0) |');
     // One api replica is full at 0.6 × 1000 / 3 ms = 200/s, the first unit to fill.
     expect(md).toMatch(/- \*\*1,000 sales\/s\*\*: api replica \(one is full at 200\/s\) → run 5 api replicas/);
+  });
+
+  it('puts the rounds of several runs of the same load into one range, and refuses different loads', () => {
+    const second = { ...measurement, rounds: [{ ...measurement.rounds[0], perSale: { ...sale, 'cpu.api': 0.004 } }] };
+    const md = renderCapacity([measurement, second]);
+    expect(md).toContain('in 2 runs, 3 rounds in all');
+    expect(md).toContain('| CPU ms, api | 2.00–4.00 |');
+    expect(md).toContain('- Run 2, 2026-11-25 22:00 UTC');
+    expect(() => renderCapacity([measurement, { ...measurement, options: { ...measurement.options, rate: 100 } }])).toThrow(/same load/);
   });
 
   it('replaces only the generated part of the document', () => {

@@ -242,7 +242,7 @@ export function firstToSaturate(cost: SaleCost, a: Assumptions = DEFAULT_ASSUMPT
  */
 export function statementLabel(query: string): string {
   const q = query.replace(/\s+/g, ' ').trim();
-  const writes = [...q.matchAll(/\b(INSERT INTO|UPDATE|DELETE FROM)\s+("?[\w.]+"?)/gi)]
+  const writes = [...q.matchAll(/(?<!\bFOR )\b(INSERT INTO|UPDATE|DELETE FROM)\s+("?[\w.]+"?)/gi)]
     .map((m) => `${m[1].toUpperCase()} ${m[2].replace(/"/g, '')}`)
     .filter((w) => !/ SET$/i.test(w));
   if (writes.length) return [...new Set(writes)].join(' + ');

@@ -70,9 +70,29 @@ function top(r: Record<string, Range>, prefix: string, limit: number): [string, 
     .map(([k, v]) => [k.slice(prefix.length), v]);
 }
 
-/** The generated part of docs/capacity.md (and bench/results/capacity.md): measurement, then model. */
-export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_ASSUMPTIONS): string {
-  const per = m.rounds.map((r) => r.perSale);
+/** Every run's Redis facts at their largest (the plan errs on the safe side). */
+function redisOf(runs: CapacityMeasurement[]): RedisFacts {
+  const most = (f: (r: RedisFacts) => number) => Math.max(...runs.map((m) => f(m.redis)));
+  return {
+    bytesPerQueuedJob: most((r) => r.bytesPerQueuedJob),
+    jobsPerSale: most((r) => r.jobsPerSale),
+    queues: most((r) => r.queues),
+    queuesKeepingCompleted: most((r) => r.queuesKeepingCompleted),
+    idleBytes: most((r) => r.idleBytes),
+  };
+}
+
+/**
+ * The generated part of docs/capacity.md (and bench/results/capacity.md): measurement, then model,
+ * over the rounds of one or more runs of the same load.
+ */
+export function renderCapacity(runs: CapacityMeasurement[], a: Assumptions = DEFAULT_ASSUMPTIONS): string {
+  if (!runs.length) throw new Error('no capacity measurement');
+  const [m] = runs;
+  const load = (x: CapacityMeasurement) => JSON.stringify([x.options.sales, x.options.rate, x.options.mix]);
+  if (runs.some((x) => load(x) !== load(m))) throw new Error('the runs did not measure the same load (sales, rate, mix): not one range');
+  const rounds = runs.flatMap((x) => x.rounds);
+  const per = rounds.map((r) => r.perSale);
   const r = ranges(per);
   const derived = ranges(
     per.map((c) => ({
@@ -84,28 +104,37 @@ export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_
     })),
   );
   const cost = saleCost(per);
+  const redis = redisOf(runs);
+  const queued = ranges(runs.map((x) => ({ b: x.redis.bytesPerQueuedJob })));
+  const failures = runs.reduce((n, x) => n + x.failures, 0);
   const mix = Object.entries(m.options.mix)
     .filter(([, w]) => w > 0)
     .map(([k, w]) => `${k} ${w}`)
     .join(' : ');
   const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
+  const runLine = (x: CapacityMeasurement, i: number) =>
+    `- Run ${i + 1}, ${x.at.slice(0, 16).replace('T', ' ')} UTC: load average (1/5/15 min) ${la(x.loadAverage.before)} before, ${la(x.loadAverage.after)} after; ` +
+    `sales went at ${x.rounds.map((y) => num(y.load.rps)).join(' / ')} per second in its rounds, p99 ${x.rounds.map((y) => num(y.load.p99)).join(' / ')} ms` +
+    (x.rounds.some((y) => y.load.rps < 0.95 * x.options.rate)
+      ? ` (**under the ${num(x.options.rate)}/s asked: the machine did not keep up**)`
+      : '') +
+    `; pipeline done ${x.rounds.map((y) => y.drainS.toFixed(1)).join(' / ')} s after each round's load` +
+    (x.failures ? `; **${x.failures} sales failed**` : '') +
+    '.';
   const lines: string[] = [
     BEGIN,
     '',
-    `Measured ${m.at.slice(0, 16).replace('T', ' ')} UTC by \`BENCH_ONLY=capacity\`: ${m.rounds.length} rounds of ${num(m.options.sales)} sales at ${num(m.options.rate)}/s ` +
+    `Measured by \`BENCH_ONLY=capacity\` in ${runs.length} run${runs.length > 1 ? 's' : ''}, ${rounds.length} rounds in all, each of ${num(m.options.sales)} sales asked at ${num(m.options.rate)}/s ` +
       `(mix card : token : split = ${mix}; every sale approved, with a webhook to a listener answering at once), on ${m.machine?.cores ?? '?'} cores ` +
-      `(${m.machine?.cpu ?? '?'}), ${m.machine?.memoryGiB ?? '?'} GiB, Node ${m.machine?.node ?? '?'}, Postgres ${m.versions.postgres}, Redis ${m.versions.redis}, ` +
-      `load generator, apps, Postgres and Redis on the same machine. Load average (1/5/15 min) ${la(m.loadAverage.before)} before, ${la(m.loadAverage.after)} after. ` +
-      `Sales went at ${m.rounds.map((x) => num(x.load.rps)).join(' / ')} per second in the rounds, p99 ${m.rounds.map((x) => num(x.load.p99)).join(' / ')} ms` +
-      (m.rounds.some((x) => x.load.rps < 0.95 * m.options.rate)
-        ? ` (**under the ${num(m.options.rate)}/s asked: the machine did not keep up**)`
-        : '') +
-      `; pipeline done ${m.rounds.map((x) => x.drainS.toFixed(1)).join(' / ')} s after each round's load.` +
-      (m.failures ? ` **${m.failures} sales failed.**` : ''),
+      `(${m.machine?.cpu ?? '?'}), ${m.machine?.memoryGiB ?? '?'} GiB, Node ${m.machine?.node ?? '?'}, Postgres ${m.versions.postgres}, Redis ${m.versions.redis}; ` +
+      `load generator, apps, Postgres and Redis on the same machine.` +
+      (failures ? ` **${failures} sales failed.**` : ''),
+    '',
+    ...runs.map(runLine),
     '',
     '### Cost of one sale',
     '',
-    `Ranges are min–max over the ${m.rounds.length} rounds, idle cost taken off; the model uses the max.`,
+    `Ranges are min–max over the ${rounds.length} rounds, idle cost taken off; the model uses the max.`,
     '',
     ...table(
       ['per sale', 'measured'],
@@ -132,8 +161,8 @@ export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_
       ],
     ),
     '',
-    `Redis memory: ${num(m.redis.bytesPerQueuedJob)} bytes per queued event job (the event queues paused, ${num(m.redis.jobsPerSale, 2)} jobs per sale), ` +
-      `${num(m.redis.idleBytes / 1e6, 1)} MB used by the idle stack, ${m.redis.queues} queues of which ${m.redis.queuesKeepingCompleted} keep completed jobs.`,
+    `Redis memory: ${span(queued.b)} bytes per queued event job (the event queues paused, ${num(redis.jobsPerSale, 2)} jobs per sale), ` +
+      `${num(redis.idleBytes / 1e6, 1)} MB used by the idle stack, ${redis.queues} queues of which ${redis.queuesKeepingCompleted} keep completed jobs.`,
     '',
     ...table(
       ['Redis command', 'per sale'],
@@ -169,7 +198,7 @@ export function renderCapacity(m: CapacityMeasurement, a: Assumptions = DEFAULT_
     ),
     '',
   ];
-  const plans = STEPS.map((rate) => plan(rate, cost, m.redis, a));
+  const plans = STEPS.map((rate) => plan(rate, cost, redis, a));
   const c = ceilings(cost, a);
   lines.push(
     ...table(

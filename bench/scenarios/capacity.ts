@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -120,6 +120,7 @@ export async function benchCapacity(o: CapacityOptions): Promise<CapacityResult>
     await listener?.close();
     await stack?.teardown();
     for (const s of servers.reverse()) await s.destroy().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -97,21 +97,25 @@ async function waitForPayables(stack: BenchStack, merchantId: string, loadEndedA
   }
 }
 
-/** Three recipients of the merchant (by public id), created and approved: only approved ones may be split to. */
-export function approvedRecipients(stack: BenchStack, merchantId: string, prefix: string): Promise<string[]> {
-  return Promise.all(
-    [1, 2, 3].map(async (i) => {
-      const { recipientId } = await runCli<{ recipientId: string }>(stack.env, [
-        'recipient:create',
-        '--merchant',
-        merchantId,
-        '--name',
-        `${prefix}-r${i}`,
-      ]);
-      await runCli(stack.env, ['recipient:approve', '--recipient', recipientId]);
-      return recipientId;
-    }),
-  );
+/**
+ * Three recipients of the merchant (by public id), created and approved: only approved ones may be
+ * split to. One CLI process at a time: each boots Nest, and on a busy machine three at once can
+ * outlast the CLI's time limit.
+ */
+export async function approvedRecipients(stack: BenchStack, merchantId: string, prefix: string): Promise<string[]> {
+  const recipients: string[] = [];
+  for (const i of [1, 2, 3]) {
+    const { recipientId } = await runCli<{ recipientId: string }>(stack.env, [
+      'recipient:create',
+      '--merchant',
+      merchantId,
+      '--name',
+      `${prefix}-r${i}`,
+    ]);
+    await runCli(stack.env, ['recipient:approve', '--recipient', recipientId]);
+    recipients.push(recipientId);
+  }
+  return recipients;
 }
 
 /** A 3-entry split of the 1 500.00 sale: 20 % with the processing fee, 100.00, 5.5 %. */
