@@ -194,6 +194,9 @@ describe('the report', () => {
     expect(md).toContain('in 2 runs, 3 rounds in all');
     expect(md).toContain('| CPU ms, api | 2.00–4.00 |');
     expect(md).toContain('- Run 2, 2026-11-25 22:00 UTC');
+    expect(md).not.toContain('contended');
+    const busy = renderCapacity([{ ...measurement, loadAverage: { before: [1, 1, 1], after: [3, 2, 2] } }]);
+    expect(busy).toContain('**contended: the load average was above the number of cores');
     expect(() => renderCapacity([measurement, { ...measurement, options: { ...measurement.options, rate: 100 } }])).toThrow(/same load/);
   });
 

@@ -119,6 +119,9 @@ export function renderCapacity(runs: CapacityMeasurement[], a: Assumptions = DEF
       ? ` (**under the ${num(x.options.rate)}/s asked: the machine did not keep up**)`
       : '') +
     `; pipeline done ${x.rounds.map((y) => y.drainS.toFixed(1)).join(' / ')} s after each round's load` +
+    (Math.max(...x.loadAverage.before, ...x.loadAverage.after) > (x.machine?.cores ?? Infinity)
+      ? '; **contended: the load average was above the number of cores, so other work shared the CPU**'
+      : '') +
     (x.failures ? `; **${x.failures} sales failed**` : '') +
     '.';
   const lines: string[] = [
