@@ -17,6 +17,8 @@ import { tokenScenarios } from './scenarios/tokens';
 import { benchWebhooks } from './scenarios/webhooks';
 import { benchLimiterCost } from './scenarios/limiter';
 import { benchConsole } from './scenarios/console';
+import { benchCapacity, CapacityResult, SaleKind } from './scenarios/capacity';
+import { writeCapacityReport } from './capacity-doc';
 
 /**
  * `npm run bench`: every scenario against the real stack and, in the same run, against a bare
@@ -31,7 +33,7 @@ const closed: LoadShape = { connections: num('BENCH_CONNECTIONS', 64), durationS
 const fixed: LoadShape = { connections: 64, durationS, rate: num('BENCH_RATE', 800) };
 
 /** BENCH_ONLY=tokens,split: a run limited to some groups (default: all). */
-const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter', 'console'] as const;
+const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter', 'console', 'capacity'] as const;
 type Group = (typeof GROUPS)[number];
 function selectedGroups(): Set<Group> {
   const names = (process.env.BENCH_ONLY ?? '')
@@ -81,15 +83,15 @@ async function machine(env: NodeJS.ProcessEnv) {
   const redis = benchRedis(env);
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
   redis.disconnect();
-  return {
-    cpu: cpus()[0]?.model,
-    cores: cpus().length,
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    postgres: pgVersion,
-    redis: redisVersion,
-  };
+  return { ...machineFacts(), postgres: pgVersion, redis: redisVersion };
 }
+
+const machineFacts = () => ({
+  cpu: cpus()[0]?.model,
+  cores: cpus().length,
+  memoryGiB: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+});
 
 function verdict(s: Scenario, t: Target, rows: Row[]): string {
   const row = rows.find(
@@ -161,6 +163,8 @@ async function main(): Promise<void> {
     r.figures.push(benchSplitEngine(durationS, warmupS));
     printFigure(r.figures[r.figures.length - 1]);
   }
+  // On servers of its own (a private Redis and Postgres), before the shared stack starts.
+  if (only.has('capacity')) r.pipelineFailures += await capacity();
   let env: NodeJS.ProcessEnv = {
     DATABASE_URL: maintenanceUrl(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL),
     REDIS_URL: process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
@@ -211,6 +215,38 @@ async function main(): Promise<void> {
     await stack?.teardown();
     report(r, only, m);
   }
+}
+
+/** BENCH_CAPACITY_MIX=card=3,token=1,split=1: the relative weights of each kind of sale. */
+function capacityMix(): Record<SaleKind, number> {
+  const mix: Record<SaleKind, number> = { card: 0, token: 0, split: 0 };
+  for (const part of (process.env.BENCH_CAPACITY_MIX ?? 'card=3,token=1,split=1').split(',')) {
+    const [kind, weight] = part.split('=').map((x) => x.trim());
+    if (!(kind in mix) || !/^\d+$/.test(weight ?? '')) throw new Error(`BENCH_CAPACITY_MIX: "${part}" is not card|token|split=<integer>`);
+    mix[kind as SaleKind] = Number(weight);
+  }
+  return mix;
+}
+
+/**
+ * The capacity group: measures, writes bench/results/capacity.{json,md}, and rewrites the
+ * generated part of docs/capacity.md from it. Returns the failed sales.
+ */
+async function capacity(): Promise<number> {
+  // 100 sales/s keep about one core busy (docs/capacity.md): steady on a 2-core machine.
+  const rate = num('BENCH_CAPACITY_RATE', 100);
+  const result: CapacityResult = await benchCapacity({
+    rounds: num('BENCH_CAPACITY_ROUNDS', 2),
+    sales: num('BENCH_CAPACITY_SALES', 6000),
+    rate,
+    mix: capacityMix(),
+    idleS: num('BENCH_CAPACITY_IDLE_S', 10),
+    warmupSales: Math.round(rate * Math.max(warmupS, 1)),
+    queuedSales: num('BENCH_CAPACITY_QUEUED_SALES', 2000),
+  });
+  const markdown = writeCapacityReport([{ ...result, machine: machineFacts() }]);
+  process.stdout.write(`\n${markdown}\n\n(bench/results/capacity.{json,md} and docs/capacity.md written)\n`);
+  return result.failures;
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });

@@ -5,13 +5,18 @@ const TICKS_PER_S = 100;
 /** The servers the gateway's work runs on besides its own apps. */
 const SERVERS = new Set(['redis-server', 'postgres']);
 
-/** User + system CPU seconds of one process so far (0 once it is gone). */
-function cpuSecondsOf(pid: number): number {
+/**
+ * User + system CPU seconds of one process so far (0 once it is gone); with `exitedChildren`, plus
+ * those of its children that exited and were waited for (a server's finished backends).
+ */
+export function cpuSecondsOf(pid: number, exitedChildren = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After "(comm) ", field 3 (state) is index 0: utime (14) and stime (15) are 11 and 12.
+    // After "(comm) ", field 3 (state) is index 0: utime (14) and stime (15) are 11 and 12,
+    // cutime (16) and cstime (17) 13 and 14.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+    const children = exitedChildren ? Number(fields[13]) + Number(fields[14]) : 0;
+    return (Number(fields[11]) + Number(fields[12]) + children) / TICKS_PER_S;
   } catch {
     return 0;
   }

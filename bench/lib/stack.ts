@@ -42,13 +42,14 @@ export interface BenchApp {
 
 /**
  * The whole gateway as deployed (all four apps, default logging), on a database and Redis key
- * prefix of the bench's own, so a run measures a clean vault and leaves nothing behind.
+ * prefix of the bench's own, so a run measures a clean vault and leaves nothing behind. `servers`:
+ * a Postgres and Redis other than DATABASE_URL and REDIS_URL (the capacity group's private ones).
  */
-export async function startBenchStack(): Promise<BenchStack> {
+export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?: string } = {}): Promise<BenchStack> {
   const root = repoRoot();
   const runId = Date.now().toString(36);
-  const databaseUrl = withDatabase(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL, `gw_bench_${runId}`);
-  const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+  const databaseUrl = withDatabase(servers.databaseUrl ?? process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL, `gw_bench_${runId}`);
+  const redisUrl = servers.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
   const queuePrefix = `gwb${randomBytes(3).toString('hex')}`;
   const logsDir = join(root, 'bench', '.logs', runId);
   mkdirSync(logsDir, { recursive: true });

@@ -37,29 +37,39 @@ export function saleScenarios(closed: LoadShape, fixed: LoadShape): Scenario[] {
       extraTarget: { shape: 'fixed', p99Ms: 50 },
       body: (stack: BenchStack) => {
         let n = 0;
-        return () =>
-          JSON.stringify({
-            'transaction-request': {
-              version: '1.0.0',
-              verification: stack.merchant,
-              sale: {
-                order: { reference: `B-${n++}`, totalAmount: 150000 },
-                payment: {
-                  acquirer: 26,
-                  method: 1,
-                  amount: 150000,
-                  currency: '986',
-                  country: 'BRA',
-                  numberOfPayments: 1,
-                  cardHolder: 'BENCH',
-                  cardNumber: '4111111111111111',
-                  cardSecurityCode: '123',
-                  cardExpirationDate: '203012',
-                },
-              },
-            },
-          });
+        return () => saleRequest(stack.merchant, `B-${n++}`);
       },
     },
   ];
+}
+
+/** The bench's card: approved at once by the sandbox (last digit 1). */
+export const BENCH_CARD = {
+  cardHolder: 'BENCH',
+  cardNumber: '4111111111111111',
+  cardSecurityCode: '123',
+  cardExpirationDate: '203012',
+};
+
+/**
+ * A sale envelope of 1 500.00 BRL in one instalment. `payment`: the card's fields or a token, and
+ * a split if any; `sale`: more fields of the sale (urlReturn).
+ */
+export function saleRequest(
+  verification: { merchantId: string; merchantKey: string },
+  reference: string,
+  payment: Record<string, unknown> = BENCH_CARD,
+  sale: Record<string, unknown> = {},
+): string {
+  return JSON.stringify({
+    'transaction-request': {
+      version: '1.0.0',
+      verification,
+      sale: {
+        order: { reference, totalAmount: 150000 },
+        payment: { acquirer: 26, method: 1, amount: 150000, currency: '986', country: 'BRA', numberOfPayments: 1, ...payment },
+        ...sale,
+      },
+    },
+  });
 }

@@ -3,6 +3,7 @@ import { waitUntil } from '../../scripts/lib/processes';
 import { LoadShape } from '../lib/load';
 import { Scenario } from '../lib/scenario';
 import { BenchStack, internalIdOf, runCli } from '../lib/stack';
+import { BENCH_CARD, saleRequest } from './sales';
 
 /**
  * Approved sales carrying a 3-entry split, then the wait for settlement to write their payables
@@ -49,50 +50,11 @@ export function splitSaleScenarios(closed: LoadShape): Scenario[] {
       shapes: [closed],
       prepare: async (stack) => {
         merchant = await runCli(stack.env, ['merchant:create', '--name', 'bench-split']);
-        // Each recipient is created pending, then approved: only approved ones may be split to.
-        recipients = await Promise.all(
-          ['bench-r1', 'bench-r2', 'bench-r3'].map(async (name) => {
-            const { recipientId } = await runCli<{ recipientId: string }>(stack.env, [
-              'recipient:create',
-              '--merchant',
-              merchant.merchantId,
-              '--name',
-              name,
-            ]);
-            await runCli(stack.env, ['recipient:approve', '--recipient', recipientId]);
-            return recipientId;
-          }),
-        );
+        recipients = await approvedRecipients(stack, merchant.merchantId, 'bench');
       },
       body: () => {
         let n = 0;
-        return () =>
-          JSON.stringify({
-            'transaction-request': {
-              version: '1.0.0',
-              verification: merchant,
-              sale: {
-                order: { reference: `S-${n++}`, totalAmount: 150000 },
-                payment: {
-                  acquirer: 26,
-                  method: 1,
-                  amount: 150000,
-                  currency: '986',
-                  country: 'BRA',
-                  numberOfPayments: 1,
-                  cardHolder: 'BENCH',
-                  cardNumber: '4111111111111111',
-                  cardSecurityCode: '123',
-                  cardExpirationDate: '203012',
-                  split: [
-                    { recipient: recipients[0], percentage: '20', charge_processing_fee: true },
-                    { recipient: recipients[1], amount: 10000 },
-                    { recipient: recipients[2], percentage: '5.5' },
-                  ],
-                },
-              },
-            },
-          });
+        return () => saleRequest(merchant, `S-${n++}`, { ...BENCH_CARD, split: threeWaySplit(recipients) });
       },
       afterLoad: async (stack, loadEndedAt) => waitForPayables(stack, await internalIdOf(stack.env, merchant.merchantId), loadEndedAt),
     },
@@ -134,3 +96,31 @@ async function waitForPayables(stack: BenchStack, merchantId: string, loadEndedA
     await pg.end();
   }
 }
+
+/**
+ * Three recipients of the merchant (by public id), created and approved: only approved ones may be
+ * split to. One CLI process at a time: each boots Nest, and on a busy machine three at once can
+ * outlast the CLI's time limit.
+ */
+export async function approvedRecipients(stack: BenchStack, merchantId: string, prefix: string): Promise<string[]> {
+  const recipients: string[] = [];
+  for (const i of [1, 2, 3]) {
+    const { recipientId } = await runCli<{ recipientId: string }>(stack.env, [
+      'recipient:create',
+      '--merchant',
+      merchantId,
+      '--name',
+      `${prefix}-r${i}`,
+    ]);
+    await runCli(stack.env, ['recipient:approve', '--recipient', recipientId]);
+    recipients.push(recipientId);
+  }
+  return recipients;
+}
+
+/** A 3-entry split of the 1 500.00 sale: 20 % with the processing fee, 100.00, 5.5 %. */
+export const threeWaySplit = (recipients: string[]) => [
+  { recipient: recipients[0], percentage: '20', charge_processing_fee: true },
+  { recipient: recipients[1], amount: 10000 },
+  { recipient: recipients[2], percentage: '5.5' },
+];

@@ -8,7 +8,7 @@ function envelope(stack: BenchStack, op: Record<string, unknown>): string {
 }
 
 /** Vaults `n` cards up front, so retrieve has real tokens to read. */
-async function seedTokens(stack: BenchStack, n: number): Promise<string[]> {
+export async function seedTokens(stack: BenchStack, n: number): Promise<string[]> {
   const next = cardSequence(900_000_000);
   const tokens: string[] = [];
   for (let i = 0; i < n; i += 50) {

@@ -162,6 +162,8 @@ export interface PostgresOptions {
   port?: number;
   /** Tests trade crash safety for speed; a developer's sandbox data should survive a crash. */
   durable?: boolean;
+  /** More postgresql.conf lines, e.g. `shared_preload_libraries = 'pg_stat_statements'` (bench). */
+  settings?: string[];
 }
 
 /**
@@ -201,7 +203,7 @@ export async function startPrivatePostgresCluster(opts: PostgresOptions): Promis
     // postmaster.pid line 4 is the port the running server listens on.
     port = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[3]);
   } else {
-    writeSettings(data, dir, port, opts.durable ?? false);
+    writeSettings(data, dir, port, opts.durable ?? false, opts.settings ?? []);
   }
 
   let up = false;
@@ -257,7 +259,7 @@ export async function discardPostgresCluster(dir: string): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
 }
 
-function writeSettings(data: string, dir: string, port: number, durable: boolean): void {
+function writeSettings(data: string, dir: string, port: number, durable: boolean, settings: string[]): void {
   const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
   // A Unix socket path is limited to ~107 bytes; with a deep folder, go TCP-only rather than fail.
   const socketDir = `${dir}/.s.PGSQL.${port}`.length < 100 ? dir : '';
@@ -267,6 +269,7 @@ function writeSettings(data: string, dir: string, port: number, durable: boolean
     `unix_socket_directories = ${quote(socketDir)}`,
     `max_connections = 200`,
     ...(durable ? [] : ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off']),
+    ...settings,
   ];
   writeFileSync(join(data, 'gateway-local.conf'), lines.join('\n') + '\n', { mode: 0o644 });
 }
