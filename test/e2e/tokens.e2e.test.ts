@@ -308,6 +308,9 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
       expect(((await health.json()) as any).info).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });
       const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
       expect(metrics).toContain('http_request_duration_seconds');
+      // What held the event loop up since the previous scrape, and the GC pauses (docs/performance.md).
+      expect(metrics).toMatch(/^pause_window_seconds\{source="eventloop",stat="p99",app="api"\} [\d.e-]+$/m);
+      expect(metrics).toMatch(/^pause_window_seconds\{source="gc",stat="count",app="api"\} \d+$/m);
       const doc = (await (await fetch(`${stack.baseUrl}/docs-json`)).json()) as { paths: Record<string, unknown> };
       expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/token/add', '/v1/token/retrieve']));
     });

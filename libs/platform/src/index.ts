@@ -7,3 +7,4 @@ export * from './metrics';
 export * from './shutdown';
 export * from './periodic-pass';
 export * from './dependency-errors';
+export * from './pauses';

@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, TerminusModule, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { register, collectDefaultMetrics } from 'prom-client';
 import { OPS_REDIS_URL, RedisHealthIndicator } from './redis-health';
+import { startPauseMonitors } from './pauses';
 
 @ApiExcludeController()
 @Controller()
@@ -40,6 +41,7 @@ export class OpsModule {
     if (!defaultMetricsStarted) {
       register.setDefaultLabels({ app: opts.app });
       collectDefaultMetrics();
+      startPauseMonitors();
       defaultMetricsStarted = true;
     }
     return {
