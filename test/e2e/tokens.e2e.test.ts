@@ -285,18 +285,20 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
       const db = new Client({ connectionString: process.env.DATABASE_URL });
       await db.connect();
       try {
-        // A vault row as the previous release wrote it: no token_facts row beside it.
+        // A vault row as the previous release wrote it: no token_facts row beside it. Its record
+        // opens under no key, so it leaves the vault as it found it (the suites share the database).
         await db.query(
           `INSERT INTO vault.token_cards (token, merchant_id, fingerprint, exp_year, exp_month, masked, brand, holder, kek_id, wrapped_key, ciphertext)
            VALUES ($1, $2, 'old-release', 2031, 7, '400000******0002', 'visa', 'OLD RELEASE', 'k0', '\\x00', '\\x00')`,
           [token, m.internalId],
         );
+        const res = await retrieve(m, token);
+        expect(res.status).toBe(200);
+        expect(res.json).toMatchObject({ TokenCard: token, BIN: '400000******0002', CardHolder: 'OLD RELEASE', Month: '07', Year: '2031' });
       } finally {
+        await db.query('DELETE FROM vault.token_cards WHERE token = $1', [token]);
         await db.end();
       }
-      const res = await retrieve(m, token);
-      expect(res.status).toBe(200);
-      expect(res.json).toMatchObject({ TokenCard: token, BIN: '400000******0002', CardHolder: 'OLD RELEASE', Month: '07', Year: '2031' });
     });
   });
 
