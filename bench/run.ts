@@ -19,6 +19,7 @@ import { benchLimiterCost } from './scenarios/limiter';
 import { benchConsole } from './scenarios/console';
 import { benchCapacity, CapacityResult, SaleKind } from './scenarios/capacity';
 import { writeCapacityReport } from './capacity-doc';
+import { endPauses, pausesLine, ProcessPauses, startPauses } from './lib/pauses';
 
 /**
  * `npm run bench`: every scenario against the real stack and, in the same run, against a bare
@@ -50,6 +51,8 @@ interface Row {
   shape: string;
   gateway: LoadResult;
   baseline: LoadResult;
+  /** Event-loop delay and GC pauses of each app and of the load generator during the gateway's run. */
+  pauses?: ProcessPauses[];
 }
 
 interface Results {
@@ -62,12 +65,13 @@ interface Results {
   pipelineFailures: number;
 }
 
-async function measure(url: string, shape: LoadShape, body: () => string): Promise<LoadResult> {
+async function measure(url: string, shape: LoadShape, body: () => string, between?: () => Promise<void>): Promise<LoadResult> {
   // Closed loop: autocannon. Fixed rate: our open-loop generator (autocannon's rate limiting is
   // bursty enough to give even the bare baseline a ~20 ms p99 here).
   const run = (s: LoadShape) => (s.rate ? runOpenLoop(url, s.rate, s.durationS, s.connections, body) : runLoad(url, s, body));
   // Warm-up at the same shape: JIT, pools and connections, so the figure is steady state.
   await run({ ...shape, durationS: warmupS });
+  await between?.();
   return run(shape);
 }
 
@@ -123,7 +127,8 @@ async function runScenarios(stack: BenchStack, r: Results): Promise<void> {
     try {
       for (const shape of s.shapes) {
         await waitUntilIdle(stack);
-        const gateway = await measure(stack.baseUrl + s.path, shape, s.body(stack));
+        const gateway = await measure(stack.baseUrl + s.path, shape, s.body(stack), () => startPauses(stack));
+        const pauses = await endPauses(stack);
         if (s.afterLoad) {
           const after = await s.afterLoad(stack, Date.now());
           r.notes.push(after.note);
@@ -131,11 +136,13 @@ async function runScenarios(stack: BenchStack, r: Results): Promise<void> {
           process.stdout.write(after.note + '\n');
         }
         const base = await measure(baseline.url + s.path, shape, s.body(stack));
-        r.rows.push({ scenario: s.name, shape: shapeName(shape), gateway, baseline: base });
+        r.rows.push({ scenario: s.name, shape: shapeName(shape), gateway, baseline: base, pauses });
         const bad = gateway.non2xx + gateway.errors;
         process.stdout.write(
           `${s.name.padEnd(16)} ${shapeName(shape).padEnd(18)} ${gateway.rps.toFixed(0).padStart(6)} req/s  p50 ${String(gateway.p50).padStart(4)} ms  p99 ${String(gateway.p99).padStart(4)} ms` +
-            `  | baseline ${base.rps.toFixed(0).padStart(6)} req/s p99 ${base.p99} ms${bad ? `  !! ${bad} failed requests` : ''}\n`,
+            `  | baseline ${base.rps.toFixed(0).padStart(6)} req/s p99 ${base.p99} ms${bad ? `  !! ${bad} failed requests` : ''}\n` +
+            pausesLine(pauses) +
+            '\n',
         );
       }
     } finally {

@@ -56,7 +56,7 @@ export function tokenScenarios(closed: LoadShape, fixed: LoadShape): Scenario[] 
       path: '/v1/token/retrieve',
       baselineBody: sampleResponse,
       shapes: [closed, fixed],
-      target: { shape: 'fixed', p99Ms: 15 },
+      target: { shape: 'fixed', p99Ms: 10 },
       prepare: async (stack) => {
         tokens = await seedTokens(stack, 500);
       },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { createMerchant, post, runCli, startStack, Stack } from '../support/stack';
-import { CANARY_CARDS, CANARY_CODES } from '../fixtures/cards';
+import { createMerchant, eventually, post, runCli, startStack, Stack } from '../support/stack';
+import { Client } from 'pg';
+import { CANARY_CARDS, CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
 jest.setTimeout(120_000);
 
@@ -221,6 +222,86 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
     });
   });
 
+  describe("the api reads a token's facts itself (token_facts), not over the queue", () => {
+    const receiver = (m: Merchant, body: unknown, headers: Record<string, string> = {}) =>
+      post(stack.baseUrl, '/v1/receiver', envelope(m, 'sale', body), headers);
+    const tokenSale = (token: string, reference: string) => ({
+      order: { reference, totalAmount: 2500 },
+      payment: { acquirer: 26, method: 1, amount: 2500, currency: '986', country: 'BRA', numberOfPayments: 1, tokenCard: token },
+    });
+
+    it('answers retrieve and finds a token sale brand with the tokenizer stopped; the charge waits for the tokenizer', async () => {
+      const added = await add(shop, card({ cardNumber: SANDBOX_CARDS[1], cardSecurityCode: CANARY_CODES[0] }));
+      expect(added.status).toBe(200);
+      await stack.tokenizer.stop();
+      try {
+        // Nothing takes jobs now: an answer can only come from Postgres.
+        const started = Date.now();
+        const mine = await retrieve(shop, added.json.TokenCard);
+        expect(mine.status).toBe(200);
+        expect(mine.json).toEqual(added.json);
+        expect(Date.now() - started).toBeLessThan(2_000);
+        // The sale is recorded with the token's brand and masked number, then waits for the charge.
+        const sale = await receiver(shop, tokenSale(added.json.TokenCard, 'FACTS-1'), { prefer: 'respond-async' });
+        expect(sale.status).toBe(202);
+        expect(sale.json).toMatchObject({ status: '0' });
+        const db = new Client({ connectionString: process.env.DATABASE_URL });
+        await db.connect();
+        try {
+          const { rows } = await db.query('SELECT brand, masked_card, status FROM transactions WHERE id = $1', [
+            sale.json.transactionId.toLowerCase(),
+          ]);
+          expect(rows).toEqual([{ brand: 'visa', masked_card: added.json.BIN, status: 0 }]);
+        } finally {
+          await db.end();
+        }
+      } finally {
+        await stack.restart('tokenizer');
+      }
+      // The tokenizer back: the charge that waited on the queue is made.
+      await eventually(
+        async () =>
+          expect((await post(stack.baseUrl, '/v1/receiver', envelope(shop, 'report', { reference: 'FACTS-1' }))).json.status).toBe('8'),
+        { timeoutMs: 20_000 },
+      );
+    });
+
+    it("answers another merchant's token and an unknown one alike, for retrieve and for a sale", async () => {
+      const { json } = await add(shop, card({ cardNumber: CANARY_CARDS.hipercard, flag: 'hipercard' }));
+      const theirs = await retrieve(other, json.TokenCard);
+      const missing = await retrieve(other, 'e'.repeat(64));
+      expect(theirs.status).toBe(404);
+      expect(theirs.json).toEqual(missing.json);
+      expect(theirs.json.result.error).toMatchObject({ code: '040', parameter: 'token' });
+      const theirSale = await receiver(other, tokenSale(json.TokenCard, 'FACTS-2'));
+      const missingSale = await receiver(other, tokenSale('e'.repeat(64), 'FACTS-3'));
+      expect(theirSale.status).toBe(404);
+      expect(theirSale.json).toEqual(missingSale.json);
+    });
+
+    it('asks the vault for a token vaulted without facts (a tokenizer of the release before them)', async () => {
+      const m = await createMerchant('facts fallback shop');
+      const token = 'c'.repeat(64);
+      const db = new Client({ connectionString: process.env.DATABASE_URL });
+      await db.connect();
+      try {
+        // A vault row as the previous release wrote it: no token_facts row beside it. Its record
+        // opens under no key, so it leaves the vault as it found it (the suites share the database).
+        await db.query(
+          `INSERT INTO vault.token_cards (token, merchant_id, fingerprint, exp_year, exp_month, masked, brand, holder, kek_id, wrapped_key, ciphertext)
+           VALUES ($1, $2, 'old-release', 2031, 7, '400000******0002', 'visa', 'OLD RELEASE', 'k0', '\\x00', '\\x00')`,
+          [token, m.internalId],
+        );
+        const res = await retrieve(m, token);
+        expect(res.status).toBe(200);
+        expect(res.json).toMatchObject({ TokenCard: token, BIN: '400000******0002', CardHolder: 'OLD RELEASE', Month: '07', Year: '2031' });
+      } finally {
+        await db.query('DELETE FROM vault.token_cards WHERE token = $1', [token]);
+        await db.end();
+      }
+    });
+  });
+
   describe('operations', () => {
     it('serves /health, /metrics and an OpenAPI document of the token endpoints', async () => {
       const health = await fetch(`${stack.baseUrl}/health`);
@@ -229,6 +310,9 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
       expect(((await health.json()) as any).info).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });
       const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
       expect(metrics).toContain('http_request_duration_seconds');
+      // What held the event loop up since the previous scrape, and the GC pauses (docs/performance.md).
+      expect(metrics).toMatch(/^pause_window_seconds\{source="eventloop",stat="p99",app="api"\} [\d.e-]+$/m);
+      expect(metrics).toMatch(/^pause_window_seconds\{source="gc",stat="count",app="api"\} \d+$/m);
       const doc = (await (await fetch(`${stack.baseUrl}/docs-json`)).json()) as { paths: Record<string, unknown> };
       expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/token/add', '/v1/token/retrieve']));
     });

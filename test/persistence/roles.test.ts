@@ -180,6 +180,13 @@ describe('database roles (real Postgres)', () => {
       '42501 permission denied for table merchants',
     );
     expect(await refusal('gateway_api', 'SELECT key_hash FROM merchants LIMIT 1')).toBeUndefined();
+    // A token's non-secret facts are the api's to read; the vault row behind them is not.
+    expect(
+      await refusal('gateway_api', 'SELECT token, merchant_id, masked, brand, holder, billing FROM token_facts LIMIT 1'),
+    ).toBeUndefined();
+    for (const role of ['gateway_settlement', 'gateway_notifier', 'gateway_operator', 'gateway_tokenizer'] as const) {
+      expect(await refusal(role, 'SELECT masked FROM token_facts LIMIT 1')).toBe('42501 permission denied for table token_facts');
+    }
   });
 
   it('makes each role a plain login (no superuser, database or role creation, no RLS bypass)', async () => {

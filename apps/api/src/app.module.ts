@@ -21,6 +21,7 @@ import {
   MerchantsRepository,
   RecipientsRepository,
   RecoveriesRepository,
+  TokenFactsRepository,
   TransactionsRepository,
 } from '@app/persistence';
 import { AdminController } from './admin/admin.controller';
@@ -44,6 +45,7 @@ export class AppModule {
         MerchantAuthService,
         RateLimitService,
         TokensService,
+        TokenFactsRepository,
         ReceiverService,
         IdempotencyService,
         IdempotencyKeysRepository,

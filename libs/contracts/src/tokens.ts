@@ -1,3 +1,6 @@
+import { DomainError } from './errors';
+import { ErrorCodes } from './error-codes';
+
 /** Billing / customer object (WIRE.md 4.1 `billing`). All optional strings. */
 export interface Billing {
   customerIdentity?: string;
@@ -54,4 +57,39 @@ export interface TokenView {
 /** The masked number of a token view, from a tokenizer of this release or of the previous one. */
 export function maskedNumberOf(view: Pick<TokenView, 'maskedNumber' | 'bin'>): string {
   return view.maskedNumber ?? view.bin;
+}
+
+/**
+ * A token's non-secret facts as Postgres holds them: the clear columns of the vault row, and the
+ * api's projection of them (token_facts). Never the number, the security code or a key.
+ */
+export interface TokenFactsRow {
+  token: string;
+  masked: string;
+  brand: string;
+  holder: string;
+  exp_year: number;
+  exp_month: number;
+  billing: Billing | null;
+  created_at: Date;
+}
+
+/** The view of a token's facts; the masked number goes under both its names (see TokenView.bin). */
+export function tokenViewOf(row: TokenFactsRow): TokenView {
+  return {
+    token: row.token,
+    maskedNumber: row.masked,
+    bin: row.masked,
+    holder: row.holder,
+    expYear: row.exp_year,
+    expMonth: row.exp_month,
+    brand: row.brand,
+    createdAt: Math.floor(new Date(row.created_at).getTime() / 1000),
+    billing: row.billing,
+  };
+}
+
+/** The one answer to a token this merchant does not have: unknown, or another merchant's. */
+export function tokenNotFound(parameter: string): DomainError {
+  return new DomainError('not_found', ErrorCodes.TokenNotFound, 'Token not found.', parameter);
 }

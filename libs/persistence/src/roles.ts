@@ -120,6 +120,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     delivery_minutes: { select: 'all' },
     listener_failure_hours: { select: 'all' },
     listener_failure_minutes: { select: 'all' },
+    // token/retrieve and a token sale's brand: a token's non-secret facts, never the vault row.
+    token_facts: { select: ['token', 'merchant_id', 'masked', 'brand', 'holder', 'exp_year', 'exp_month', 'billing', 'created_at'] },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -141,6 +143,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
         'ciphertext',
       ],
     },
+    // Each vaulted card's non-secret facts, inserted by the statement that vaults it (for the api).
+    token_facts: { insert: ['token', 'merchant_id', 'masked', 'brand', 'holder', 'exp_year', 'exp_month', 'billing', 'created_at'] },
     transactions: {
       select: 'all',
       update: [
@@ -330,6 +334,7 @@ export const MIGRATED_TABLES: Readonly<Record<string, string>> = {
   listener_failure_hours: 'ConsoleVolume1765500000000',
   listener_failure_minutes: 'ConsoleVolume1765500000000',
   console_sessions: 'ConsoleSessions1765600000000',
+  token_facts: 'TokenFacts1765800000000',
 };
 
 /** The tables of `grants` that no migration creates (see MIGRATED_TABLES), as "role: table". */

@@ -8,3 +8,4 @@ export * from './shutdown';
 export * from './periodic-pass';
 export * from './dependency-errors';
 export * from './redis';
+export * from './pauses';

@@ -4,6 +4,7 @@ import { HealthCheck, HealthCheckService, TerminusModule, TypeOrmHealthIndicator
 import { register, collectDefaultMetrics } from 'prom-client';
 import type { RedisTarget } from './env';
 import { OPS_REDIS, RedisHealthIndicator } from './redis-health';
+import { startPauseMonitors } from './pauses';
 
 @ApiExcludeController()
 @Controller()
@@ -41,6 +42,7 @@ export class OpsModule {
     if (!defaultMetricsStarted) {
       register.setDefaultLabels({ app: opts.app });
       collectDefaultMetrics();
+      startPauseMonitors();
       defaultMetricsStarted = true;
     }
     return {

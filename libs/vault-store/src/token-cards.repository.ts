@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Billing } from '@app/contracts';
+import { Billing, TokenFactsRow } from '@app/contracts';
 
 export interface NewTokenCard {
   token: string;
@@ -21,16 +21,8 @@ export interface NewTokenCard {
   ciphertext: Buffer;
 }
 
-export interface TokenCardRow {
-  token: string;
-  masked: string;
-  brand: string;
-  holder: string;
-  exp_year: number;
-  exp_month: number;
-  billing: Billing | null;
-  created_at: Date;
-}
+/** What a vault row answers with: its clear columns only, the same facts the api's projection holds. */
+export type TokenCardRow = TokenFactsRow;
 
 export interface SealedTokenCardRow {
   token: string;
@@ -57,6 +49,9 @@ export class TokenCardsRepository {
    * from an old kid to the active one meanwhile is seen either before (old kid, found) or after
    * (active kid: found, or the insert conflicts and the re-read finds it).
    * Its cost against a plain INSERT … ON CONFLICT is in docs/performance.md.
+   *
+   * A row inserted is projected into token_facts (its non-secret facts, what the api reads) by the
+   * same statement: one transaction, so a token anyone was told about always has its facts there.
    */
   async insertOrFindDuplicate(c: NewTokenCard): Promise<TokenCardRow> {
     const rows: TokenCardRow[] = await this.db.query(
@@ -71,6 +66,9 @@ export class TokenCardsRepository {
          WHERE NOT EXISTS (SELECT 1 FROM found)
          ON CONFLICT (merchant_id, fingerprint, exp_year, exp_month) DO NOTHING
          RETURNING ${VIEW_COLUMNS}
+       ), projected AS (
+         INSERT INTO token_facts (token, merchant_id, masked, brand, holder, exp_year, exp_month, billing, created_at)
+         SELECT token, $2::uuid, masked, brand, holder, exp_year, exp_month, billing, created_at FROM inserted
        )
        SELECT * FROM inserted UNION ALL SELECT * FROM found`,
       [

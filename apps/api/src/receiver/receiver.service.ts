@@ -60,7 +60,7 @@ export class ReceiverService {
   async sale(merchantId: string, input: SaleInput, operation: 'sale' | 'authorize', respondAsync: boolean): Promise<Outcome> {
     const id = randomUUID();
     const card = input.payment.card;
-    // The fee plan is keyed by brand: with a token, the vault's masked record names it (an unknown
+    // The fee plan is keyed by brand: with a token, its facts (token_facts, read here) name it (an unknown
     // token is a 404 here, before anything is recorded).
     const known = card
       ? { brand: detectBrand(card.cardNumber) ?? '', masked: maskPan(card.cardNumber) }

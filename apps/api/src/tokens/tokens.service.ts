@@ -1,18 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { lastValueFrom } from 'rxjs';
-import { Patterns, TokenAddRequest, TokenView } from '@app/contracts';
+import { Patterns, TokenAddRequest, TokenView, tokenViewOf } from '@app/contracts';
 import { TypedClient } from '@app/messaging';
+import { TokenFactsRepository } from '@app/persistence';
 import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
 import { TokenAddInput } from './token.dto';
 
-/** Token use cases: the API only seals and forwards; the vault lives in the tokenizer. */
+/**
+ * Token use cases: the API seals and forwards a card to the vault (the tokenizer), and reads a
+ * token's non-secret facts from their projection (token_facts) itself.
+ */
 @Injectable()
 export class TokensService {
   constructor(
     @Inject(GATEWAY_CLIENT) private readonly client: TypedClient,
     private readonly config: ApiConfig,
+    private readonly facts: TokenFactsRepository,
   ) {}
 
   async add(merchantId: string, input: TokenAddInput): Promise<TokenView> {
@@ -25,7 +30,15 @@ export class TokensService {
     return lastValueFrom(this.client.send(Patterns.TokenAdd, request));
   }
 
-  retrieve(merchantId: string, token: string): Promise<TokenView> {
+  /**
+   * From the projection, without the queue. A token it does not hold is asked of the vault, which
+   * answers it (one vaulted by a tokenizer of the release before token_facts, during a rolling
+   * deploy) or answers "not found" exactly as before, for an unknown token and for another
+   * merchant's alike.
+   */
+  async retrieve(merchantId: string, token: string): Promise<TokenView> {
+    const row = await this.facts.find(merchantId, token);
+    if (row) return tokenViewOf(row);
     return lastValueFrom(this.client.send(Patterns.TokenRetrieve, { merchantId, token }));
   }
 }

@@ -1,7 +1,7 @@
 import type { TokenCardRow } from '@app/vault-store';
-import { toView } from './tokens.service';
+import { tokenViewOf } from '@app/contracts';
 
-describe('toView', () => {
+describe('tokenViewOf', () => {
   it('sends the masked number under both its names, so an api one release behind still renders BIN', () => {
     const row: TokenCardRow = {
       token: 't',
@@ -13,7 +13,7 @@ describe('toView', () => {
       created_at: new Date(0),
       billing: null,
     };
-    const view = toView(row);
+    const view = tokenViewOf(row);
     expect(view.maskedNumber).toBe('411111******1111');
     expect(view.bin).toBe('411111******1111');
   });

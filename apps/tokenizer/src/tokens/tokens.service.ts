@@ -1,6 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { Billing, ClearCard, DomainError, ErrorCodes, TokenAddRequest, TokenRetrieveRequest, TokenView } from '@app/contracts';
+import {
+  Billing,
+  ClearCard,
+  DomainError,
+  ErrorCodes,
+  TokenAddRequest,
+  tokenNotFound,
+  TokenRetrieveRequest,
+  TokenView,
+  tokenViewOf,
+} from '@app/contracts';
 import { maskPan, validateCard, ValidCard } from '@app/card';
 import { openJson } from '@app/vault/transit';
 import { cardFingerprints, openCardRecord, sealCardRecord } from '@app/vault/records';
@@ -19,7 +29,7 @@ export class TokensService {
 
   async add(req: TokenAddRequest): Promise<TokenView> {
     const card = await this.openValidated(req.sealedCard, req.flag);
-    return toView(await this.store(req.merchantId, card, req.billing ?? null));
+    return tokenViewOf(await this.store(req.merchantId, card, req.billing ?? null));
   }
 
   /** Opens a sealed card and validates it again: the tokenizer trusts no caller, not even the API. */
@@ -59,7 +69,7 @@ export class TokensService {
   /** The clear card behind a merchant's token, for an authorization; another merchant's token is missing. */
   async loadCard(merchantId: string, token: string): Promise<ValidCard> {
     const row = await this.repo.findSealedByMerchantAndToken(merchantId, token);
-    if (!row) throw new DomainError('not_found', ErrorCodes.TokenNotFound, 'Token not found.', 'payment.tokenCard');
+    if (!row) throw tokenNotFound('payment.tokenCard');
     const { pan, expYear, expMonth } = openCardRecord(
       this.config.keys.kek,
       { kekId: row.kek_id, wrappedKey: row.wrapped_key, ciphertext: row.ciphertext },
@@ -68,11 +78,15 @@ export class TokensService {
     return { pan, expYear, expMonth, holder: row.holder, brand: row.brand as ValidCard['brand'] };
   }
 
+  /**
+   * The api reads token_facts itself; it asks here only for a token its projection lacks (a row
+   * vaulted by a tokenizer older than that table, during a rolling deploy).
+   */
   async retrieve(req: TokenRetrieveRequest): Promise<TokenView> {
     const row = await this.repo.findByMerchantAndToken(req.merchantId, req.token);
     // Another merchant's token answers exactly like a missing one.
-    if (!row) throw new DomainError('not_found', ErrorCodes.TokenNotFound, 'Token not found.', 'token');
-    return toView(row);
+    if (!row) throw tokenNotFound('token');
+    return tokenViewOf(row);
   }
 
   private async open(sealedCard: string): Promise<ClearCard> {
@@ -84,18 +98,4 @@ export class TokensService {
       throw new DomainError('unavailable', ErrorCodes.ServiceUnavailable, 'The card vault could not read the request; retry later.');
     }
   }
-}
-
-export function toView(row: TokenCardRow): TokenView {
-  return {
-    token: row.token,
-    maskedNumber: row.masked,
-    bin: row.masked,
-    holder: row.holder,
-    expYear: row.exp_year,
-    expMonth: row.exp_month,
-    brand: row.brand,
-    createdAt: Math.floor(new Date(row.created_at).getTime() / 1000),
-    billing: row.billing,
-  };
 }
