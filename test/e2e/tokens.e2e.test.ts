@@ -279,14 +279,14 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
       expect(theirSale.json).toEqual(missingSale.json);
     });
 
-    it('asks the vault for a token vaulted without facts (a tokenizer of the release before them)', async () => {
-      const m = await createMerchant('facts fallback shop');
+    it('projects a vault row whoever writes it (a tokenizer of the release before token_facts), so the api answers it alone', async () => {
+      const m = await createMerchant('facts trigger shop');
       const token = 'c'.repeat(64);
       const db = new Client({ connectionString: process.env.DATABASE_URL });
       await db.connect();
       try {
-        // A vault row as the previous release wrote it: no token_facts row beside it. Its record
-        // opens under no key, so it leaves the vault as it found it (the suites share the database).
+        // A vault row as the previous release's statement wrote it: nothing about token_facts. Its
+        // record opens under no key, so it leaves the vault as it found it (the suites share the database).
         await db.query(
           `INSERT INTO vault.token_cards (token, merchant_id, fingerprint, exp_year, exp_month, masked, brand, holder, kek_id, wrapped_key, ciphertext)
            VALUES ($1, $2, 'old-release', 2031, 7, '400000******0002', 'visa', 'OLD RELEASE', 'k0', '\\x00', '\\x00')`,
@@ -296,6 +296,7 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
         expect(res.status).toBe(200);
         expect(res.json).toMatchObject({ TokenCard: token, BIN: '400000******0002', CardHolder: 'OLD RELEASE', Month: '07', Year: '2031' });
       } finally {
+        await db.query('DELETE FROM token_facts WHERE token = $1', [token]);
         await db.query('DELETE FROM vault.token_cards WHERE token = $1', [token]);
         await db.end();
       }

@@ -143,8 +143,6 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
         'ciphertext',
       ],
     },
-    // Each vaulted card's non-secret facts, inserted by the statement that vaults it (for the api).
-    token_facts: { insert: ['token', 'merchant_id', 'masked', 'brand', 'holder', 'exp_year', 'exp_month', 'billing', 'created_at'] },
     transactions: {
       select: 'all',
       update: [

@@ -50,8 +50,9 @@ export class TokenCardsRepository {
    * (active kid: found, or the insert conflicts and the re-read finds it).
    * Its cost against a plain INSERT … ON CONFLICT is in docs/performance.md.
    *
-   * A row inserted is projected into token_facts (its non-secret facts, what the api reads) by the
-   * same statement: one transaction, so a token anyone was told about always has its facts there.
+   * A row inserted is projected into token_facts (its non-secret facts, what the api reads) by a
+   * trigger in the same transaction (migration 1765800000000), so a token anyone was told about
+   * always has its facts there.
    */
   async insertOrFindDuplicate(c: NewTokenCard): Promise<TokenCardRow> {
     const rows: TokenCardRow[] = await this.db.query(
@@ -66,9 +67,6 @@ export class TokenCardsRepository {
          WHERE NOT EXISTS (SELECT 1 FROM found)
          ON CONFLICT (merchant_id, fingerprint, exp_year, exp_month) DO NOTHING
          RETURNING ${VIEW_COLUMNS}
-       ), projected AS (
-         INSERT INTO token_facts (token, merchant_id, masked, brand, holder, exp_year, exp_month, billing, created_at)
-         SELECT token, $2::uuid, masked, brand, holder, exp_year, exp_month, billing, created_at FROM inserted
        )
        SELECT * FROM inserted UNION ALL SELECT * FROM found`,
       [

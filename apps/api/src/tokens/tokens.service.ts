@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { lastValueFrom } from 'rxjs';
-import { Patterns, TokenAddRequest, TokenView, tokenViewOf } from '@app/contracts';
+import { Patterns, TokenAddRequest, TokenView, tokenNotFound, tokenViewOf } from '@app/contracts';
 import { TypedClient } from '@app/messaging';
 import { TokenFactsRepository } from '@app/persistence';
 import { sealJson } from '@app/vault/transit';
@@ -31,14 +31,14 @@ export class TokensService {
   }
 
   /**
-   * From the projection, without the queue. A token it does not hold is asked of the vault, which
-   * answers it (one vaulted by a tokenizer of the release before token_facts, during a rolling
-   * deploy) or answers "not found" exactly as before, for an unknown token and for another
-   * merchant's alike.
+   * From the projection, without the queue. Every vault row is projected by a trigger in the
+   * transaction that inserts it, so a token the projection lacks does not exist (for this
+   * merchant): "not found", exactly as the vault answers it, for an unknown token and for another
+   * merchant's alike, also while the tokenizer is down.
    */
   async retrieve(merchantId: string, token: string): Promise<TokenView> {
     const row = await this.facts.find(merchantId, token);
-    if (row) return tokenViewOf(row);
-    return lastValueFrom(this.client.send(Patterns.TokenRetrieve, { merchantId, token }));
+    if (!row) throw tokenNotFound('token');
+    return tokenViewOf(row);
   }
 }

@@ -79,8 +79,8 @@ export class TokensService {
   }
 
   /**
-   * The api reads token_facts itself; it asks here only for a token its projection lacks (a row
-   * vaulted by a tokenizer older than that table, during a rolling deploy).
+   * The api reads token_facts itself; this answers an api of the release before it, during a
+   * rolling deploy.
    */
   async retrieve(req: TokenRetrieveRequest): Promise<TokenView> {
     const row = await this.repo.findByMerchantAndToken(req.merchantId, req.token);
