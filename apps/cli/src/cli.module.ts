@@ -46,6 +46,7 @@ import { CommandGate } from './operators/command-gate';
 import { OperatorCreateCommand, OperatorListCommand, OperatorRevokeCommand } from './operators/operator.commands';
 import { OperatorSession } from './operators/operator-session';
 import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.commands';
+import { RetentionRunCommand } from './retention/retention.commands';
 
 @Module({
   imports: [DiscoveryModule],
@@ -125,6 +126,7 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     ListenerListCommand,
     ListenerDisableCommand,
     ListenerEnableCommand,
+    RetentionRunCommand,
   ],
 })
 export class CliModule implements OnApplicationShutdown {

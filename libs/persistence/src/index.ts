@@ -21,3 +21,4 @@ export * from './roles';
 export * from './webhooks/listeners.repository';
 export * from './merchants/portal-links.repository';
 export * from './webhooks/recoveries.repository';
+export * from './retention/retention';

@@ -1,5 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyRoleGrants } from '../roles';
+import { buildIndexConcurrently } from './concurrent-index';
 
 /** The host of a listener URL, as the console's host filter computes it (delivery-console.repository.ts HOST_OF). */
 const HOST = `lower(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@]*@)?(\\[[^]]*\\]|[^/:?#]*)'))`;
@@ -54,16 +55,7 @@ export class ConsoleVolume1765500000000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    const build = async (name: string, definition: string) => {
-      const [state]: { valid: boolean }[] = await q.query(
-        `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-         WHERE c.relname = $1 AND c.relnamespace = 'public'::regnamespace`,
-        [name],
-      );
-      if (state?.valid) return;
-      if (state) await q.query(`DROP INDEX CONCURRENTLY ${name}`);
-      await q.query(`CREATE INDEX CONCURRENTLY ${name} ON ${definition}`);
-    };
+    const build = (name: string, definition: string) => buildIndexConcurrently(q, name, definition);
     await build('deliveries_created', `deliveries (created_at, id)`);
     await build('deliveries_merchant_created', `deliveries (merchant_id, created_at, id)`);
     await q.query(`DROP INDEX CONCURRENTLY IF EXISTS deliveries_merchant`);
