@@ -184,7 +184,15 @@ describe('retention (real Postgres)', () => {
       const id = randomUUID();
       await owner.query(
         `INSERT INTO portal_links (id, merchant_id, expires_at, created_by, created_at, revoked_at, revoked_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [id, merchantId, ago(expiresAgo), operatorId, ago(expiresAgo + DAY), revokedAgo === null ? null : ago(revokedAgo), revokedAgo === null ? null : operatorId],
+        [
+          id,
+          merchantId,
+          ago(expiresAgo),
+          operatorId,
+          ago(expiresAgo + DAY),
+          revokedAgo === null ? null : ago(revokedAgo),
+          revokedAgo === null ? null : operatorId,
+        ],
       );
       return id;
     };
@@ -228,7 +236,9 @@ describe('retention (real Postgres)', () => {
       `INSERT INTO outbox (id, event, aggregate_id, payload, published_at)
        SELECT gen_random_uuid(), 'transaction.status_changed', gen_random_uuid(), '{}', now() - interval '1 day' FROM generate_series(1, 50)`,
     );
-    const young = await owner.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at > now() - interval '7 days' OR published_at IS NULL`);
+    const young = await owner.query(
+      `SELECT count(*)::int AS n FROM outbox WHERE published_at > now() - interval '7 days' OR published_at IS NULL`,
+    );
     // Two replicas (two pools), each pass in small batches, started together, twice over.
     const cfg = { ...config(), batchRows: 50 };
     const second = await new DataSource(dataSourceOptions(roleUrl(url, 'tokenizer'), 4)).initialize();
@@ -253,7 +263,8 @@ describe('retention (real Postgres)', () => {
            WHERE i.inhparent = 'delivery_attempts'::regclass ORDER BY 1`,
         )) as { name: string }[]
       ).map((r) => r.name);
-    const dayName = (offset: number) => `delivery_attempts_p${new Date(Date.now() + offset * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`;
+    const dayName = (offset: number) =>
+      `delivery_attempts_p${new Date(Date.now() + offset * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`;
     // The migration made a week ahead; the notifier's pass keeps a week ahead of its now.
     expect(await parts()).toEqual(expect.arrayContaining(['delivery_attempts_legacy', dayName(2), dayName(6)]));
     const deliveryId = randomUUID();
@@ -293,10 +304,14 @@ describe('retention (real Postgres)', () => {
     expect(await owner.query(`SELECT count(*)::int AS n FROM delivery_attempts WHERE delivery_id = $1`, [deliveryId])).toEqual([{ n: 0 }]);
     // Writing today needs today's partition: the pass at the real now makes it again.
     await pruner('notifier', ['delivery_attempts']).run();
-    await owner.query(`INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms) VALUES ($1, 10, now(), 5)`, [deliveryId]);
+    await owner.query(`INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms) VALUES ($1, 10, now(), 5)`, [
+      deliveryId,
+    ]);
     // The notifier's role may run the function, but not create or drop a partition itself.
     await expect(asRole.get('notifier')!.query(`DROP TABLE ${dayName(3)}`)).rejects.toThrow(/must be owner/);
-    await expect(asRole.get('api')!.query(`SELECT * FROM delivery_attempts_partitions(now(), now(), true)`)).rejects.toThrow(/permission denied/);
+    await expect(asRole.get('api')!.query(`SELECT * FROM delivery_attempts_partitions(now(), now(), true)`)).rejects.toThrow(
+      /permission denied/,
+    );
   });
 
   it('a second notifier calling the partition function at the same moment gets nothing to do (one at a time)', async () => {

@@ -107,11 +107,12 @@ import { RetentionRunCommand } from './retention/retention.commands';
     LedgerVerifyCommand,
     TransactionsRepository,
     PostgresSandboxCallLog,
-    // The sandbox serves every acquirer code here; its books are its call log. The CLI never authorizes.
+    // The sandbox serves every acquirer code here; its books are its call log, kept RETENTION_SANDBOX_CALLS. The CLI never authorizes.
     {
       provide: ACQUIRER_CONNECTOR,
-      inject: [PostgresSandboxCallLog],
-      useFactory: (log: PostgresSandboxCallLog) => new SandboxAcquirer(log, { slowApprovalMs: 0 }),
+      inject: [PostgresSandboxCallLog, CliConfig],
+      useFactory: (log: PostgresSandboxCallLog, cfg: CliConfig) =>
+        new SandboxAcquirer(log, { slowApprovalMs: 0, booksKeptMs: cfg.base.retention.sandboxCallsMs }),
     },
     AcquirerReconcileCommand,
     DeliveriesRepository,

@@ -17,7 +17,11 @@ export function retentionModule(app: RoleOwner, base: BaseConfig): DynamicModule
     {
       module: RetentionModule,
       providers: [
-        { provide: RetentionPruner, inject: [getDataSourceToken()], useFactory: (db: DataSource) => RetentionPruner.of(app, db, base.retention) },
+        {
+          provide: RetentionPruner,
+          inject: [getDataSourceToken()],
+          useFactory: (db: DataSource) => RetentionPruner.of(app, db, base.retention),
+        },
       ],
       exports: [RetentionPruner],
     },

@@ -219,7 +219,9 @@ export function readRetentionConfig(r: EnvReader): RetentionConfig {
     deliveriesMs: age('RETENTION_DELIVERIES', '90d', DAY_MS, 90 * DAY_MS),
     consoleSessionsMs: age('RETENTION_CONSOLE_SESSIONS', '7d', UNIT_MS.h, 7 * DAY_MS),
     portalLinksMs: age('RETENTION_PORTAL_LINKS', '30d', UNIT_MS.h, 30 * DAY_MS),
-    intervalMs: r.parse('RETENTION_INTERVAL', () => parseDurationMs('RETENTION_INTERVAL', r.str('RETENTION_INTERVAL', '10m'), 100, DAY_MS)) ?? 600_000,
+    intervalMs:
+      r.parse('RETENTION_INTERVAL', () => parseDurationMs('RETENTION_INTERVAL', r.str('RETENTION_INTERVAL', '10m'), 100, DAY_MS)) ??
+      600_000,
     batchRows: r.int('RETENTION_BATCH', 1000, 1, 50_000),
   };
   if (cfg.deliveryAttemptsMs % DAY_MS !== 0)

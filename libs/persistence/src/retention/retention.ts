@@ -7,13 +7,7 @@ import type { RoleOwner } from '../roles';
 
 /** The tables a retention rule prunes (docs/OPERATIONS.md "Retention"). */
 export type PrunedTable =
-  | 'idempotency_keys'
-  | 'console_sessions'
-  | 'portal_links'
-  | 'outbox'
-  | 'sandbox_calls'
-  | 'deliveries'
-  | 'delivery_attempts';
+  'idempotency_keys' | 'console_sessions' | 'portal_links' | 'outbox' | 'sandbox_calls' | 'deliveries' | 'delivery_attempts';
 
 /** Which app's pass runs each rule (under that app's role); the operator's retention:run runs any. */
 export const RETENTION_OWNERS: Readonly<Record<PrunedTable, RoleOwner>> = {
@@ -51,7 +45,13 @@ interface PartitionRule {
 
 const RULES: Readonly<Record<PrunedTable, RowRule | PartitionRule>> = {
   // The API answers a replayed Idempotency-Key for 24 h (the setting cannot go below that).
-  idempotency_keys: { kind: 'rows', age: (c) => c.idempotencyKeysMs, key: 'merchant_id, key', past: 'created_at < $1', order: 'created_at' },
+  idempotency_keys: {
+    kind: 'rows',
+    age: (c) => c.idempotencyKeysMs,
+    key: 'merchant_id, key',
+    past: 'created_at < $1',
+    order: 'created_at',
+  },
   console_sessions: {
     kind: 'rows',
     age: (c) => c.consoleSessionsMs,
