@@ -36,7 +36,7 @@ describe('retention (real Postgres)', () => {
     tables ? new RetentionPruner(asRole.get(app)!, tables, cfg) : RetentionPruner.of(app, asRole.get(app)!, cfg);
   const ago = (ms: number) => new Date(Date.now() - ms);
   const rowsOf = async (sql: string, params: unknown[] = []): Promise<string[]> =>
-    ((await owner.query(sql, params)) as { k: string }[]).map((r) => r.k).sort();
+    (await owner.query<{ k: string }[]>(sql, params)).map((r) => r.k).sort();
 
   beforeAll(async () => {
     await createDatabaseIfMissing(url);
@@ -258,10 +258,10 @@ describe('retention (real Postgres)', () => {
   it('delivery attempts: day partitions are made ahead, and dropped whole once past the age (rows counted), under the notifier role', async () => {
     const parts = async () =>
       (
-        (await owner.query(
+        await owner.query<{ name: string }[]>(
           `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
            WHERE i.inhparent = 'delivery_attempts'::regclass ORDER BY 1`,
-        )) as { name: string }[]
+        )
       ).map((r) => r.name);
     const dayName = (offset: number) =>
       `delivery_attempts_p${new Date(Date.now() + offset * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`;
@@ -280,7 +280,7 @@ describe('retention (real Postgres)', () => {
        UNION ALL SELECT $1::uuid, 9, now(), 5, 200`,
       [deliveryId, new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 2))],
     );
-    const legacyRows = ((await owner.query(`SELECT count(*)::int AS n FROM delivery_attempts_legacy`)) as { n: number }[])[0].n;
+    const legacyRows = (await owner.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM delivery_attempts_legacy`))[0].n;
 
     // As if 33 days from now: the legacy partition (up to the day after tomorrow) and day +2 are past 30 days; days up to +40 are made.
     const later = new Date(Date.now() + 33 * DAY);
