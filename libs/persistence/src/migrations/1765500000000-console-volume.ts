@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyRoleGrants } from '../roles';
-import { buildIndexConcurrently } from './concurrent-index';
+import { buildIndexConcurrently, inTransaction } from './concurrent-index';
 
 /** The host of a listener URL, as the console's host filter computes it (delivery-console.repository.ts HOST_OF). */
 const HOST = `lower(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@]*@)?(\\[[^]]*\\]|[^/:?#]*)'))`;
@@ -64,8 +64,7 @@ export class ConsoleVolume1765500000000 implements MigrationInterface {
     await build('deliveries_host', `deliveries ((${HOST}), created_at, id)`);
     await build('delivery_attempts_failed', `delivery_attempts (started_at) WHERE error_class IS NOT NULL`);
 
-    await q.startTransaction();
-    try {
+    await inTransaction(q, async () => {
       await q.query(`CREATE TABLE delivery_state_counts (status text PRIMARY KEY, n bigint NOT NULL)`);
       await q.query(`CREATE TABLE delivery_minutes (
         minute timestamptz PRIMARY KEY,
@@ -129,11 +128,7 @@ export class ConsoleVolume1765500000000 implements MigrationInterface {
         FROM delivery_attempts WHERE started_at > now() - interval '25 hours' GROUP BY 1`);
       for (const span of SPANS) await q.query(failuresBy(span, 'delivery_attempts', false));
       await applyRoleGrants(q);
-      await q.commitTransaction();
-    } catch (e) {
-      await q.rollbackTransaction();
-      throw e;
-    }
+    });
   }
 
   /** TypeORM runs a revert in a transaction whatever `transaction` says: plain index statements here. */

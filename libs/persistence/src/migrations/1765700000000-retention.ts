@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyRoleGrants, APP_ROLES } from '../roles';
-import { buildIndexConcurrently } from './concurrent-index';
+import { buildIndexConcurrently, inTransaction } from './concurrent-index';
 
 /** The advisory lock namespace of the retention passes (the second key is hashtext of the table). */
 export const RETENTION_LOCK = 1765700000;
@@ -13,6 +13,20 @@ const AHEAD_DAYS = 7;
  * text is UTC): [1] the lower bound (NULL for MINVALUE), [2] the upper one.
  */
 const BOUNDS = `regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\((?:''([^'']+)''|MINVALUE)\\) TO \\(''([^'']+)''\\)')`;
+
+/** delivery_attempts as the webhooks migration made it, with `key` as its primary key, then `partitioning`. */
+const attemptsTable = (key: string, partitioning: string): string => `CREATE TABLE delivery_attempts (
+  id bigint NOT NULL DEFAULT nextval('delivery_attempts_id_seq'),
+  delivery_id uuid NOT NULL REFERENCES deliveries (id),
+  attempt integer NOT NULL,
+  started_at timestamptz NOT NULL,
+  duration_ms integer NOT NULL,
+  http_status integer,
+  error_class text CONSTRAINT delivery_attempts_error_class_check
+    CHECK (error_class IN ('timeout', 'dns', 'connect', 'tls', 'ssrf_blocked', 'http_status')),
+  response_body text,
+  ${key}
+) ${partitioning}`;
 
 /**
  * Bounded data growth (docs/OPERATIONS.md "Retention"): each table that grows with traffic gets
@@ -62,8 +76,7 @@ export class Retention1765700000000 implements MigrationInterface {
     // Reads the table once, under a lock that lets writers go on.
     await q.query(`ALTER TABLE delivery_attempts VALIDATE CONSTRAINT delivery_attempts_legacy_bound`);
 
-    await q.startTransaction();
-    try {
+    await inTransaction(q, async () => {
       await q.query(`LOCK TABLE deliveries, delivery_attempts IN SHARE ROW EXCLUSIVE MODE`);
       await q.query(`ALTER TABLE delivery_attempts RENAME TO delivery_attempts_legacy`);
       await q.query(`ALTER INDEX delivery_attempts_delivery RENAME TO delivery_attempts_legacy_delivery`);
@@ -78,18 +91,7 @@ export class Retention1765700000000 implements MigrationInterface {
         await q.query(`ALTER TABLE delivery_attempts_legacy RENAME CONSTRAINT ${check.name} TO delivery_attempts_error_class_check`);
       await q.query(`ALTER TABLE delivery_attempts_legacy DROP CONSTRAINT delivery_attempts_pkey,
         ADD CONSTRAINT delivery_attempts_legacy_pkey PRIMARY KEY USING INDEX delivery_attempts_id_started`);
-      await q.query(`CREATE TABLE delivery_attempts (
-        id bigint NOT NULL DEFAULT nextval('delivery_attempts_id_seq'),
-        delivery_id uuid NOT NULL REFERENCES deliveries (id),
-        attempt integer NOT NULL,
-        started_at timestamptz NOT NULL,
-        duration_ms integer NOT NULL,
-        http_status integer,
-        error_class text CONSTRAINT delivery_attempts_error_class_check
-          CHECK (error_class IN ('timeout', 'dns', 'connect', 'tls', 'ssrf_blocked', 'http_status')),
-        response_body text,
-        PRIMARY KEY (id, started_at)
-      ) PARTITION BY RANGE (started_at)`);
+      await q.query(attemptsTable('PRIMARY KEY (id, started_at)', 'PARTITION BY RANGE (started_at)'));
       await q.query(`ALTER SEQUENCE delivery_attempts_id_seq OWNED BY delivery_attempts.id`);
       await q.query(`CREATE INDEX delivery_attempts_delivery ON delivery_attempts (delivery_id, id)`);
       await q.query(`CREATE INDEX delivery_attempts_failed ON delivery_attempts (started_at) WHERE error_class IS NOT NULL`);
@@ -162,11 +164,7 @@ export class Retention1765700000000 implements MigrationInterface {
       );
       await q.query(`SELECT * FROM delivery_attempts_partitions('-infinity', now() + interval '${AHEAD_DAYS} days', false)`);
       await applyRoleGrants(q);
-      await q.commitTransaction();
-    } catch (e) {
-      await q.rollbackTransaction();
-      throw e;
-    }
+    });
   }
 
   /** Back to one table: the partitions' rows moved into a plain table again (TypeORM runs a revert in a transaction). */
@@ -176,17 +174,7 @@ export class Retention1765700000000 implements MigrationInterface {
     await q.query(`ALTER INDEX delivery_attempts_delivery RENAME TO delivery_attempts_parted_delivery`);
     await q.query(`ALTER INDEX delivery_attempts_failed RENAME TO delivery_attempts_parted_failed`);
     await q.query(`ALTER TABLE delivery_attempts_parted RENAME CONSTRAINT delivery_attempts_pkey TO delivery_attempts_parted_pkey`);
-    await q.query(`CREATE TABLE delivery_attempts (
-      id bigint PRIMARY KEY DEFAULT nextval('delivery_attempts_id_seq'),
-      delivery_id uuid NOT NULL REFERENCES deliveries (id),
-      attempt integer NOT NULL,
-      started_at timestamptz NOT NULL,
-      duration_ms integer NOT NULL,
-      http_status integer,
-      error_class text CONSTRAINT delivery_attempts_error_class_check
-        CHECK (error_class IN ('timeout', 'dns', 'connect', 'tls', 'ssrf_blocked', 'http_status')),
-      response_body text
-    )`);
+    await q.query(attemptsTable('PRIMARY KEY (id)', ''));
     await q.query(`INSERT INTO delivery_attempts SELECT id, delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body
       FROM delivery_attempts_parted`);
     await q.query(`ALTER SEQUENCE delivery_attempts_id_seq OWNED BY delivery_attempts.id`);

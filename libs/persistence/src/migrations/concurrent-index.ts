@@ -15,3 +15,15 @@ export async function buildIndexConcurrently(q: QueryRunner, name: string, defin
   if (state) await q.query(`DROP INDEX CONCURRENTLY ${name}`);
   await q.query(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX CONCURRENTLY ${name} ON ${definition}`);
 }
+
+/** Runs `work` in a transaction of the migration's own (one with `transaction = false`). */
+export async function inTransaction(q: QueryRunner, work: () => Promise<void>): Promise<void> {
+  await q.startTransaction();
+  try {
+    await work();
+    await q.commitTransaction();
+  } catch (e) {
+    await q.rollbackTransaction();
+    throw e;
+  }
+}
