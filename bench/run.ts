@@ -20,6 +20,7 @@ import { benchConsole } from './scenarios/console';
 import { benchCapacity, CapacityResult, SaleKind } from './scenarios/capacity';
 import { writeCapacityReport } from './capacity-doc';
 import { endPauses, pausesLine, ProcessPauses, startPauses } from './lib/pauses';
+import { addHistory, historyScenarios } from './scenarios/history';
 
 /**
  * `npm run bench`: every scenario against the real stack and, in the same run, against a bare
@@ -34,7 +35,7 @@ const closed: LoadShape = { connections: num('BENCH_CONNECTIONS', 64), durationS
 const fixed: LoadShape = { connections: 64, durationS, rate: num('BENCH_RATE', 800) };
 
 /** BENCH_ONLY=tokens,split: a run limited to some groups (default: all). */
-const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter', 'console', 'capacity'] as const;
+const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter', 'console', 'capacity', 'history'] as const;
 type Group = (typeof GROUPS)[number];
 function selectedGroups(): Set<Group> {
   const names = (process.env.BENCH_ONLY ?? '')
@@ -120,8 +121,8 @@ function printFigure(f: Figure): void {
   );
 }
 
-async function runScenarios(stack: BenchStack, r: Results): Promise<void> {
-  for (const s of r.scenarios) {
+async function runScenarios(stack: BenchStack, r: Results, scenarios: Scenario[] = r.scenarios): Promise<void> {
+  for (const s of scenarios) {
     await s.prepare?.(stack);
     const baseline = await startBaseline(s.baselineBody);
     try {
@@ -177,7 +178,9 @@ async function main(): Promise<void> {
     REDIS_URL: process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
   };
   const stack =
-    r.scenarios.length || only.has('webhooks') || only.has('limiter') || only.has('console') ? await startBenchStack() : undefined;
+    r.scenarios.length || only.has('webhooks') || only.has('limiter') || only.has('console') || only.has('history')
+      ? await startBenchStack()
+      : undefined;
   try {
     if (stack) {
       env = stack.env;
@@ -201,6 +204,8 @@ async function main(): Promise<void> {
         r.pipelineFailures += f.failures ?? 0;
         printFigure(f);
       }
+      // Last but the console: its ten million sales would weigh on every group after it.
+      if (only.has('history')) await benchHistory(stack, r);
       // Last: its million deliveries would weigh on every group after it.
       if (only.has('console')) {
         const c = await benchConsole(
@@ -254,6 +259,39 @@ async function capacity(): Promise<number> {
   const markdown = writeCapacityReport([{ ...result, machine: machineFacts() }]);
   process.stdout.write(`\n${markdown}\n\n(bench/results/capacity.{json,md} and docs/capacity.md written)\n`);
   return result.failures;
+}
+
+/**
+ * Bounded data growth (docs/performance.md "Sales on a long history"): the sale scenarios on the
+ * bench's small history, then again once BENCH_HISTORY_SALES (10 million) settled sales of history
+ * are added; the ratio of each figure, long over small.
+ */
+async function benchHistory(stack: BenchStack, r: Results): Promise<void> {
+  const sales = num('BENCH_HISTORY_SALES', 10_000_000);
+  const saleFixed = { ...fixed, rate: num('BENCH_SALE_RATE', 300) };
+  const rounds: Row[][] = [];
+  for (const label of ['small history', `${(sales / 1e6).toLocaleString('en-US')}M sales of history`]) {
+    if (rounds.length) {
+      const added = await addHistory(stack, sales);
+      const note = `history: ${sales.toLocaleString('en-US')} settled sales added in ${added.seconds.toFixed(0)} s (VACUUM ANALYZE included); database ${added.databaseSize}`;
+      r.notes.push(note, ...added.plans.map((p) => `- plan on the long history, ${p}`));
+      process.stdout.write([note, ...added.plans].join('\n') + '\n');
+    }
+    const scenarios = historyScenarios(closed, saleFixed, label);
+    const before = r.rows.length;
+    await runScenarios(stack, r, scenarios);
+    r.scenarios.push(...scenarios);
+    rounds.push(r.rows.slice(before));
+  }
+  const [small, long] = rounds;
+  small.forEach((a, i) => {
+    const b = long[i];
+    const note =
+      `history ratio, ${a.scenario.replace(/ @ .*/, '')} (${a.shape}): req/s ${b.gateway.rps.toFixed(0)} / ${a.gateway.rps.toFixed(0)} = ${(b.gateway.rps / a.gateway.rps).toFixed(3)}, ` +
+      `p99 ${b.gateway.p99} / ${a.gateway.p99} ms = ${(b.gateway.p99 / a.gateway.p99).toFixed(2)}; baseline req/s ${b.baseline.rps.toFixed(0)} / ${a.baseline.rps.toFixed(0)} = ${(b.baseline.rps / a.baseline.rps).toFixed(3)}`;
+    r.notes.push(note);
+    process.stdout.write(note + '\n');
+  });
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });

@@ -136,49 +136,73 @@ export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?
  * are planned against a table Postgres believes holds a few rows (a fresh table is not analyzed
  * before autovacuum's first minute), hash joins that scan the whole table grow with every sale of
  * the run, and the bench measures an artifact no deployment lives with past its first minutes.
- * So the bench's database starts with `BENCH_HISTORY` settled sales of another merchant (with their
- * settlements, payables and published events), analyzed.
+ * So the bench's database starts with `BENCH_HISTORY` settled sales of another merchant (see
+ * seedSales), one a second apart, analyzed.
  */
 async function seedHistory(databaseUrl: string, rows: number): Promise<void> {
   if (rows <= 0) return;
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    const merchant = '00000000-0000-4000-8000-00000000b00c';
     // 1000000008: a valid public id (Luhn); merchant:create draws again should it ever draw this one.
     // It never receives a webhook: its sealed secret is a placeholder that would not open.
     await db.query(
       `INSERT INTO merchants (id, public_id, name, key_hash, webhook_secrets_kek_id, webhook_secret_sealed) VALUES ($1, '1000000008', 'bench history', '\\x00', 'unused', '\\x00')`,
-      [merchant],
+      [HISTORY_MERCHANT],
     );
-    await db.query(
-      `INSERT INTO transactions (id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
-         captured_amount, masked_card, brand, processor, details, created_at, updated_at)
-       SELECT gen_random_uuid(), $1, 'H-' || g, 3, 8, 2, 26, 1, 1, '986', 150000, 150000, '411111******1111', 'visa',
-         '{"tid":"00000000000000000000","nsu":"000000000","authorizationCode":"000000","returnCode":"00","returnMessage":"Approved"}',
-         '{"billing":{"name":"History"}}', now() - make_interval(secs => g), now() - make_interval(secs => g)
-       FROM generate_series(1, $2) AS g`,
-      [merchant, rows],
-    );
-    // Each settled: its settlement, the merchant's payable, the outbox events published long ago.
-    await db.query(
-      `INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
-       SELECT id, merchant_id, amount, 3000, 1, '[]', created_at::date FROM transactions WHERE merchant_id = $1`,
-      [merchant],
-    );
-    await db.query(
-      `INSERT INTO payables (transaction_id, merchant_id, kind, instalment, due_date, gross, fee, net)
-       SELECT transaction_id, merchant_id, 'capture', 1, captured_on + 30, gross, fee, gross - fee FROM settlements WHERE merchant_id = $1`,
-      [merchant],
-    );
-    await db.query(
-      `INSERT INTO outbox (id, event, aggregate_id, payload, created_at, published_at)
-       SELECT gen_random_uuid(), 'transaction.captured', id, '{}', created_at, created_at FROM transactions WHERE merchant_id = $1`,
-      [merchant],
-    );
+    await seedSales(db, rows, 1);
     await db.query('ANALYZE');
   } finally {
     await db.end();
+  }
+}
+
+/** The merchant the bench's history belongs to (seedHistory creates it). */
+export const HISTORY_MERCHANT = '00000000-0000-4000-8000-00000000b00c';
+
+/**
+ * `count` settled sales of the history merchant, the newest `spacingS` seconds ago and each older
+ * one `spacingS` before the next, with what the real writes leave of a sale once the retention
+ * rules have run (docs/OPERATIONS.md "Retention"): the transaction (captured), its settlement and
+ * the merchant's payable (the ledger, kept); its published outbox event only within 7 days, its
+ * sandbox acquirer call only within 90 days (the default ages). Set-based, a million sales per
+ * statement; `progress` hears after each.
+ */
+export async function seedSales(db: Client, count: number, spacingS: number, progress?: (done: number) => void): Promise<void> {
+  const CHUNK = 1_000_000;
+  for (let from = 1; from <= count; from += CHUNK) {
+    const to = Math.min(count, from + CHUNK - 1);
+    await db.query(
+      `WITH t AS (
+         INSERT INTO transactions (id, merchant_id, reference, operation, status, status_version, acquirer, method, instalments, currency, amount,
+           captured_amount, masked_card, brand, processor, details, created_at, updated_at)
+         SELECT id, $1, 'H-' || g, 3, 8, 2, 26, 1, 1, '986', 150000, 150000, '411111******1111', 'visa',
+           jsonb_build_object('tid', tid, 'nsu', '000000000', 'authorizationCode', '000000', 'returnCode', '00', 'returnMessage', 'Approved'),
+           '{"billing":{"name":"History"}}', at, at
+         FROM (SELECT g, gen_random_uuid() AS id, upper(substr(md5(g::text || clock_timestamp()::text), 1, 20)) AS tid,
+                 now() - make_interval(secs => g * $4::float8) AS at
+               FROM generate_series($2::int, $3::int) AS g) x
+         RETURNING id, merchant_id, amount, created_at, processor->>'tid' AS tid
+       ), s AS (
+         INSERT INTO settlements (transaction_id, merchant_id, gross, fee, instalments, split, captured_on)
+         SELECT id, merchant_id, amount, 3000, 1, '[]', created_at::date FROM t
+         RETURNING transaction_id, merchant_id, gross, fee, captured_on
+       ), p AS (
+         INSERT INTO payables (transaction_id, merchant_id, kind, instalment, due_date, gross, fee, net)
+         SELECT transaction_id, merchant_id, 'capture', 1, captured_on + 30, gross, fee, gross - fee FROM s
+       ), o AS (
+         INSERT INTO outbox (id, event, aggregate_id, payload, created_at, published_at)
+         SELECT gen_random_uuid(), 'transaction.captured', id, '{}', created_at, created_at FROM t WHERE created_at > now() - interval '7 days'
+       ), c AS (
+         INSERT INTO sandbox_calls (operation_key, kind, capture, masked_pan, amount, tid, result, created_at)
+         SELECT 'sale-' || id, 'authorize', true, '411111******1111', amount, tid,
+           jsonb_build_object('outcome', 'approved', 'returnCode', '00', 'returnMessage', 'Approved', 'tid', tid, 'nsu', '000000000'), created_at
+         FROM t WHERE created_at > now() - interval '90 days'
+       )
+       SELECT count(*) FROM t`,
+      [HISTORY_MERCHANT, from, to, spacingS],
+    );
+    progress?.(to);
   }
 }
 

@@ -259,4 +259,31 @@ describe('money operations under concurrency', () => {
     const byUuid = await runCliRaw<Json>(['acquirer:reconcile', '--merchant', tampered.internalId.toUpperCase(), '--since', since]);
     expect(byUuid.json?.differences).toEqual(run.json?.differences);
   });
+
+  it('after retention:run prunes the sandbox books of old sales, acquirer:reconcile is still clean (it compares what the books still hold)', async () => {
+    const aged = await createMerchant('money retention');
+    const sale = receiverOf(stack.baseUrl, aged);
+    const old = (await sale('authorize', saleBody(4_000))).json.transactionId as string;
+    const recent = (await sale('authorize', saleBody(6_000))).json.transactionId as string;
+    // The first sale as if made 100 days ago (RETENTION_SANDBOX_CALLS is 90 days): its transaction and its acquirer calls.
+    const oldTid = (await db.recorded(old)).tid;
+    await db.query(
+      `UPDATE transactions SET created_at = now() - interval '100 days', updated_at = now() - interval '100 days' WHERE id = $1`,
+      [old],
+    );
+    await db.query(`UPDATE sandbox_calls SET created_at = now() - interval '100 days' WHERE tid = $1`, [oldTid]);
+    const calls = async (tid: string) =>
+      (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sandbox_calls WHERE tid = $1`, [tid]))[0].n;
+    const dry = await runCli<Json>(['retention:run', '--table', 'sandbox_calls', '--dry-run']);
+    expect(dry.tables[0]).toMatchObject({ table: 'sandbox_calls' });
+    expect(dry.tables[0].rows).toBeGreaterThanOrEqual(1);
+    expect(await calls(oldTid)).toBeGreaterThan(0);
+    const run = await runCli<Json>(['retention:run', '--table', 'sandbox_calls']);
+    expect(run).toMatchObject({ dryRun: false, tables: [{ table: 'sandbox_calls' }] });
+    expect(run.tables[0].rows).toBeGreaterThanOrEqual(1);
+    expect(await calls(oldTid)).toBe(0);
+    expect(await calls((await db.recorded(recent)).tid)).toBeGreaterThan(0);
+    // The recent sale is compared and agrees; the old one is past the books and not compared.
+    expect(await expectReconciled(aged.merchantId)).toBe(1);
+  });
 });

@@ -59,7 +59,10 @@ describe('database roles (real Postgres)', () => {
     const { rows } = await owner.query<{ table_schema: string; table_name: string; column_name: string }>(
       `SELECT c.table_schema, c.table_name, c.column_name FROM information_schema.columns c
        JOIN information_schema.tables t USING (table_schema, table_name)
-       WHERE c.table_schema = ANY($1) AND t.table_type = 'BASE TABLE' ORDER BY c.table_schema, c.table_name, c.ordinal_position`,
+       WHERE c.table_schema = ANY($1) AND t.table_type = 'BASE TABLE'
+         -- A partition (delivery_attempts' days) is reached through its parent, whose grants are the ones checked.
+         AND NOT (SELECT relispartition FROM pg_class WHERE oid = format('%I.%I', c.table_schema, c.table_name)::regclass)
+       ORDER BY c.table_schema, c.table_name, c.ordinal_position`,
       [GATEWAY_SCHEMAS],
     );
     for (const r of rows) {

@@ -46,6 +46,7 @@ import { CommandGate } from './operators/command-gate';
 import { OperatorCreateCommand, OperatorListCommand, OperatorRevokeCommand } from './operators/operator.commands';
 import { OperatorSession } from './operators/operator-session';
 import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.commands';
+import { RetentionRunCommand } from './retention/retention.commands';
 
 @Module({
   imports: [DiscoveryModule],
@@ -106,11 +107,12 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     LedgerVerifyCommand,
     TransactionsRepository,
     PostgresSandboxCallLog,
-    // The sandbox serves every acquirer code here; its books are its call log. The CLI never authorizes.
+    // The sandbox serves every acquirer code here; its books are its call log, kept RETENTION_SANDBOX_CALLS. The CLI never authorizes.
     {
       provide: ACQUIRER_CONNECTOR,
-      inject: [PostgresSandboxCallLog],
-      useFactory: (log: PostgresSandboxCallLog) => new SandboxAcquirer(log, { slowApprovalMs: 0 }),
+      inject: [PostgresSandboxCallLog, CliConfig],
+      useFactory: (log: PostgresSandboxCallLog, cfg: CliConfig) =>
+        new SandboxAcquirer(log, { slowApprovalMs: 0, booksKeptMs: cfg.base.retention.sandboxCallsMs }),
     },
     AcquirerReconcileCommand,
     DeliveriesRepository,
@@ -125,6 +127,7 @@ import { SecretsRotateKeyCommand, SecretsRotation } from './secrets/secrets.comm
     ListenerListCommand,
     ListenerDisableCommand,
     ListenerEnableCommand,
+    RetentionRunCommand,
   ],
 })
 export class CliModule implements OnApplicationShutdown {

@@ -60,6 +60,11 @@ export interface AcquirerConnector {
   books(tids: readonly string[]): Promise<Map<string, AcquirerBook>>;
   /** The authorizations (tids) the acquirer did anything with since a time, whatever the gateway recorded. */
   touchedSince(since: Date): Promise<string[]>;
+  /**
+   * How far back the books go at `now` (a sandbox prunes its call log, RETENTION_SANDBOX_CALLS);
+   * undefined when they are whole. Reconciliation compares only authorizations made since then.
+   */
+  booksSince(now: Date): Date | undefined;
 }
 
 /** One authorization as the acquirer's report or settlement file has it. */

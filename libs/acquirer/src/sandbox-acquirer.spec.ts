@@ -54,6 +54,13 @@ describe('sandbox acquirer', () => {
     sandbox = new SandboxAcquirer(log, { slowApprovalMs: 20 });
   });
 
+  it('its books reach back as far as its call log keeps them (RETENTION_SANDBOX_CALLS), or wholly when it keeps everything', () => {
+    const now = new Date('2026-11-25T12:00:00Z');
+    expect(sandbox.booksSince(now)).toBeUndefined();
+    const pruned = new SandboxAcquirer(log, { slowApprovalMs: 0, booksKeptMs: 90 * 86_400_000 });
+    expect(pruned.booksSince(now)).toEqual(new Date('2026-08-27T12:00:00Z'));
+  });
+
   it.each([
     [0, 'approved', '00'],
     [1, 'approved', '00'],

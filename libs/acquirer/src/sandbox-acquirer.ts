@@ -27,6 +27,8 @@ export class SandboxAcquirer implements AcquirerConnector {
     private readonly opts: {
       slowApprovalMs: number;
       /** A capture's or cancel's network time, half before and half after it acts. */ followUpLatencyMs?: number;
+      /** How long the call log keeps an authorization's calls (RETENTION_SANDBOX_CALLS); whole when unset. */
+      booksKeptMs?: number;
     },
   ) {}
 
@@ -105,6 +107,10 @@ export class SandboxAcquirer implements AcquirerConnector {
 
   touchedSince(since: Date): Promise<string[]> {
     return this.log.touchedSince(since);
+  }
+
+  booksSince(now: Date): Date | undefined {
+    return this.opts.booksKeptMs === undefined ? undefined : new Date(now.getTime() - this.opts.booksKeptMs);
   }
 
   private async followUp(kind: 'capture' | 'cancel', cmd: FollowUpCommand): Promise<AcquirerResult> {

@@ -2,9 +2,13 @@ import type { DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions, RoleOwner } from '@app/persistence';
 import { DatabaseRoleCheckModule } from './database-role-check';
+import { retentionModule } from './retention';
 import { type BaseConfig, loggingModule, OpsModule } from '@app/platform';
 
-/** What every app imports: redacting logs, Postgres (and the check of who it connects as), and /health + /metrics. */
+/**
+ * What every app imports: redacting logs, Postgres (and the check of who it connects as), /health +
+ * /metrics, and its retention pass.
+ */
 export function appImports(app: Exclude<RoleOwner, 'cli'>, base: BaseConfig, dbPoolSize: number): DynamicModule[] {
   return [
     loggingModule(app, base.logLevel),
@@ -13,5 +17,6 @@ export function appImports(app: Exclude<RoleOwner, 'cli'>, base: BaseConfig, dbP
     TypeOrmModule.forRoot({ ...dataSourceOptions(base.databaseUrl, dbPoolSize), retryAttempts: 0 }),
     DatabaseRoleCheckModule.forRoot(app, base),
     OpsModule.forRoot({ app, redis: base.redis }),
+    ...retentionModule(app, base),
   ];
 }

@@ -5,3 +5,4 @@ export * from './worker-bootstrap';
 export * from './queue-client';
 export * from './fee-defaults';
 export * from './keyring-env';
+export * from './retention';

@@ -22,3 +22,4 @@ export * from './webhooks/listeners.repository';
 export * from './merchants/portal-links.repository';
 export * from './webhooks/recoveries.repository';
 export * from './tokens/token-facts.repository';
+export * from './retention/retention';

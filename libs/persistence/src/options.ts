@@ -19,6 +19,7 @@ import { WebhookThrottle1765300000000 } from './migrations/1765300000000-webhook
 import { PortalLinks1765400000000 } from './migrations/1765400000000-portal-links';
 import { ConsoleVolume1765500000000 } from './migrations/1765500000000-console-volume';
 import { ConsoleSessions1765600000000 } from './migrations/1765600000000-console-sessions';
+import { Retention1765700000000 } from './migrations/1765700000000-retention';
 import { TokenFacts1765800000000 } from './migrations/1765800000000-token-facts';
 
 export const MIGRATIONS = [
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   PortalLinks1765400000000,
   ConsoleVolume1765500000000,
   ConsoleSessions1765600000000,
+  Retention1765700000000,
   TokenFacts1765800000000,
 ];
 

@@ -106,8 +106,9 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       update: ['ended_at', 'last_seen_at'],
       delete: true,
     },
-    // The merchant portal checks each request's link (issued and revoked by the operator CLI only).
-    portal_links: { select: ['id', 'merchant_id', 'expires_at', 'revoked_at'] },
+    // The merchant portal checks each request's link (issued and revoked by the operator CLI only);
+    // the retention pass deletes links expired or revoked long ago (RETENTION_PORTAL_LINKS).
+    portal_links: { select: ['id', 'merchant_id', 'expires_at', 'revoked_at'], delete: true },
     // The console's Recover page starts a recovery (counted as it is created) and cancels one; the notifier runs it.
     recoveries: {
       select: 'all',
@@ -166,8 +167,13 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       insert: ['id', 'request_id', 'transaction_id', 'merchant_id', 'kind', 'amount', 'operation_key'],
       update: ['state', 'result', 'status_version', 'decided_at'],
     },
-    outbox: { select: 'all', insert: ['id', 'event', 'aggregate_id', 'payload'], update: ['published_at'] },
-    sandbox_calls: { select: 'all', insert: ['operation_key', 'kind', 'repeat', 'masked_pan', 'amount', 'tid', 'result', 'capture'] },
+    // The retention pass deletes published events and the sandbox's old books (RETENTION_OUTBOX, RETENTION_SANDBOX_CALLS).
+    outbox: { select: 'all', insert: ['id', 'event', 'aggregate_id', 'payload'], update: ['published_at'], delete: true },
+    sandbox_calls: {
+      select: 'all',
+      insert: ['operation_key', 'kind', 'repeat', 'masked_pan', 'amount', 'tid', 'result', 'capture'],
+      delete: true,
+    },
   },
   // Split settlement: reads captured transactions, claims their settlement, writes payables, and
   // on a cancel locks the settlement row and raises its cancelled amount.
@@ -202,13 +208,21 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       // replays: the sweeper releases a delivery held while its listener was being enabled (as a replay).
       // replays: a recovery's pages replay deliveries (as webhooks:replay does).
       update: ['status', 'attempts', 'replays', 'next_attempt_at', 'last_http_status', 'last_error', 'updated_at', 'succeeded_at'],
+      // The retention pass deletes finished deliveries (RETENTION_DELIVERIES) with any attempts left.
+      delete: true,
     },
     // Runs recoveries a page at a time: the page's replays and the cursor and counts in one transaction.
     recoveries: {
       select: 'all',
       update: ['replayed', 'skipped', 'cursor_created_at', 'cursor_id', 'state', 'error', 'finished_at', 'updated_at'],
     },
-    delivery_attempts: { insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body'] },
+    // Old attempts go with their day's partition (delivery_attempts_partitions(), run as the owner);
+    // the delete is for the attempts of a finished delivery the retention pass deletes.
+    delivery_attempts: {
+      select: ['delivery_id'],
+      insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body'],
+      delete: true,
+    },
     listeners: {
       select: 'all',
       insert: ['merchant_id', 'origin', 'failing_since', 'last_success_at', 'last_failure_at', 'consecutive_failures'],
@@ -281,16 +295,26 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'],
     },
     chargebacks: { select: 'all', insert: ['transaction_id', 'chargeback_id', 'amount'] },
-    sandbox_calls: { select: 'all' },
-    deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'] },
+    // retention:run runs every app's retention rule now: DELETE on each pruned table, and SELECT on
+    // the columns its rule reads (the key and the age), nothing more.
+    sandbox_calls: { select: 'all', delete: true },
+    deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'], delete: true },
+    delivery_attempts: { select: ['delivery_id'], delete: true },
+    idempotency_keys: { select: ['merchant_id', 'key', 'created_at'], delete: true },
+    outbox: { select: ['id', 'published_at'], delete: true },
     listeners: {
       select: 'all',
       insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
       update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
     },
     // operator:revoke ends the revoked operator's console sessions in its own transaction.
-    console_sessions: { select: ['operator_id', 'ended_at'], update: ['ended_at'] },
-    portal_links: { select: 'all', insert: ['id', 'merchant_id', 'expires_at', 'created_by'], update: ['revoked_at', 'revoked_by'] },
+    console_sessions: { select: ['id_hash', 'operator_id', 'ended_at', 'expires_at'], update: ['ended_at'], delete: true },
+    portal_links: {
+      select: 'all',
+      insert: ['id', 'merchant_id', 'expires_at', 'created_by'],
+      update: ['revoked_at', 'revoked_by'],
+      delete: true,
+    },
     // webhooks:replay --merchant starts a recovery and waits for it; webhooks:recover-cancel cancels one.
     recoveries: {
       select: 'all',

@@ -102,6 +102,8 @@ export interface BaseConfig {
   keepFailedJobsS: number;
   dataDir: string;
   logLevel: string;
+  /** How long the tables that grow with traffic keep their rows (RETENTION_*). */
+  retention: RetentionConfig;
 }
 
 export function readBaseConfig(r: EnvReader): BaseConfig {
@@ -115,6 +117,7 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     keepFailedJobsS: r.int('KEEP_FAILED_JOBS_S', 7 * 24 * 3600, 0, 90 * 24 * 3600),
     dataDir: r.str('DATA_DIR', '.data'),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    retention: readRetentionConfig(r),
   };
 }
 
@@ -200,4 +203,68 @@ export function readDevKeys(dataDir: string): Record<string, string> {
     if (m) out[m[1]] = m[2];
   }
   return out;
+}
+
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const DAY_MS = UNIT_MS.d;
+
+/**
+ * A duration as `<whole number><unit>`, the unit one of ms, s, m, h, d (`5d`, `36h`, `2s`), in
+ * milliseconds, from `minMs` to `maxMs`; throws naming `name` otherwise.
+ */
+export function parseDurationMs(name: string, raw: string, minMs: number, maxMs: number): number {
+  const m = /^(\d{1,9})(ms|s|m|h|d)$/.exec(raw.trim());
+  const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : NaN;
+  if (!(ms >= minMs && ms <= maxMs))
+    throw new Error(`${name} must be a duration such as 5d, 36h or 90s, from ${minMs / 1000}s to ${maxMs / DAY_MS}d (got "${raw}")`);
+  return ms;
+}
+
+/**
+ * How long each table that grows with traffic keeps its rows (docs/OPERATIONS.md, "Retention"),
+ * and how the pruning passes run. Ages in milliseconds.
+ */
+export interface RetentionConfig {
+  /** RETENTION_IDEMPOTENCY_KEYS: at least 24 h, the replay window the API promises. */
+  idempotencyKeysMs: number;
+  /** RETENTION_OUTBOX: published outbox rows (an unpublished one is never deleted). */
+  outboxMs: number;
+  /** RETENTION_SANDBOX_CALLS: the sandbox acquirer's books (an authorization's calls go together). */
+  sandboxCallsMs: number;
+  /** RETENTION_DELIVERY_ATTEMPTS: whole days (the table is partitioned by day). */
+  deliveryAttemptsMs: number;
+  /** RETENTION_DELIVERIES: finished deliveries, by last change; at least the attempts' age. */
+  deliveriesMs: number;
+  /** RETENTION_CONSOLE_SESSIONS: console sign-ins ended or expired this long ago. */
+  consoleSessionsMs: number;
+  /** RETENTION_PORTAL_LINKS: portal links expired or revoked this long ago. */
+  portalLinksMs: number;
+  /** RETENTION_INTERVAL: how often each app runs its pass. */
+  intervalMs: number;
+  /** RETENTION_BATCH: rows deleted per short transaction. */
+  batchRows: number;
+}
+
+/** Reads the RETENTION_* settings, each checked, with a problem naming the variable. */
+export function readRetentionConfig(r: EnvReader): RetentionConfig {
+  const age = (name: string, fallback: string, minMs: number, fallbackMs: number): number =>
+    r.parse(name, () => parseDurationMs(name, r.str(name, fallback), minMs, 3650 * DAY_MS)) ?? fallbackMs;
+  const cfg: RetentionConfig = {
+    idempotencyKeysMs: age('RETENTION_IDEMPOTENCY_KEYS', '24h', DAY_MS, DAY_MS),
+    outboxMs: age('RETENTION_OUTBOX', '7d', UNIT_MS.h, 7 * DAY_MS),
+    sandboxCallsMs: age('RETENTION_SANDBOX_CALLS', '90d', DAY_MS, 90 * DAY_MS),
+    deliveryAttemptsMs: age('RETENTION_DELIVERY_ATTEMPTS', '30d', DAY_MS, 30 * DAY_MS),
+    deliveriesMs: age('RETENTION_DELIVERIES', '90d', DAY_MS, 90 * DAY_MS),
+    consoleSessionsMs: age('RETENTION_CONSOLE_SESSIONS', '7d', UNIT_MS.h, 7 * DAY_MS),
+    portalLinksMs: age('RETENTION_PORTAL_LINKS', '30d', UNIT_MS.h, 30 * DAY_MS),
+    intervalMs:
+      r.parse('RETENTION_INTERVAL', () => parseDurationMs('RETENTION_INTERVAL', r.str('RETENTION_INTERVAL', '10m'), 100, DAY_MS)) ??
+      600_000,
+    batchRows: r.int('RETENTION_BATCH', 1000, 1, 50_000),
+  };
+  if (cfg.deliveryAttemptsMs % DAY_MS !== 0)
+    r.problem(`RETENTION_DELIVERY_ATTEMPTS must be whole days (the attempts are kept in daily partitions), e.g. 30d`);
+  if (cfg.deliveriesMs < cfg.deliveryAttemptsMs)
+    r.problem(`RETENTION_DELIVERIES must be at least RETENTION_DELIVERY_ATTEMPTS (a delivery outlives its attempts)`);
+  return cfg;
 }

@@ -12,3 +12,10 @@ export const jobsProcessed = new Counter({
   help: 'Jobs handled by this worker, by pattern and outcome',
   labelNames: ['pattern', 'outcome'],
 });
+
+/** Rows the retention passes deleted (or dropped with a partition), by table (docs/OPERATIONS.md "Retention"). */
+export const retentionRowsPruned = new Counter({
+  name: 'retention_rows_pruned_total',
+  help: 'Rows removed by the retention passes, by table (a dropped partition counts its rows)',
+  labelNames: ['table'],
+});

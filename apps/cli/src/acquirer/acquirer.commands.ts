@@ -32,10 +32,12 @@ export class AcquirerReconcileCommand extends CommandRunner {
     const now = new Date();
     // Changed since, on either side: a stray acquirer operation on a transaction the gateway left alone counts too.
     const alsoTids = since ? await this.acquirer.touchedSince(since) : undefined;
+    // Books older than the acquirer keeps (a sandbox prunes its log) cannot be compared: only the authorizations made since.
+    const createdSince = this.acquirer.booksSince(now);
     const differences: ReconcileDifference[] = [];
     let transactions = 0;
     for (let after = '00000000-0000-0000-0000-000000000000'; ;) {
-      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId, since, alsoTids });
+      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId, since, alsoTids, createdSince });
       if (!page.length) break;
       after = page[page.length - 1].id;
       transactions += page.length;
@@ -54,7 +56,7 @@ export class AcquirerReconcileCommand extends CommandRunner {
         differences.push(...differencesOf(recorded, t.tid ? books.get(t.tid) : undefined, now, heldGraceMs));
       }
     }
-    printJson({ transactions, differences });
+    printJson({ transactions, ...(createdSince ? { booksSince: createdSince.toISOString() } : {}), differences });
     if (differences.length) throw new CliError(`${differences.length} difference(s) between the gateway and the acquirer`);
   }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { loadNotifierConfig, parseDurationMs } from './notifier.config';
+import { parseDurationMs } from '@app/platform';
+import { loadNotifierConfig } from './notifier.config';
 
 // Every variable the notifier needs, so that only the variable under test decides.
 const base = {

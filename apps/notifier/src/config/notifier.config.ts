@@ -1,6 +1,6 @@
 import type { BlockList } from 'node:net';
 import { readKeyring } from '@app/boot';
-import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
+import { BaseConfig, EnvReader, parseDurationMs, readBaseConfig } from '@app/platform';
 import type { Keyring } from '@app/vault/keyring';
 import { loopbackEntries, parseAllowList } from '@app/webhooks';
 
@@ -29,20 +29,6 @@ export class NotifierConfig {
   /** Deliveries a recovery replays per step, and the pause between two steps (RECOVERY_PAGE_SIZE, RECOVERY_PAUSE_MS). */
   recoveryPageSize: number;
   recoveryPauseMs: number;
-}
-
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/**
- * A duration as `<whole number><unit>`, the unit one of ms, s, m, h, d (`5d`, `36h`, `2s`), in
- * milliseconds, from `minMs` to `maxMs`; throws naming `name` otherwise.
- */
-export function parseDurationMs(name: string, raw: string, minMs: number, maxMs: number): number {
-  const m = /^(\d{1,9})(ms|s|m|h|d)$/.exec(raw.trim());
-  const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : NaN;
-  if (!(ms >= minMs && ms <= maxMs))
-    throw new Error(`${name} must be a duration such as 5d, 36h or 90s, from ${minMs / 1000}s to ${maxMs / 86_400_000}d (got "${raw}")`);
-  return ms;
 }
 
 export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): NotifierConfig {

@@ -1,5 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyRoleGrants } from '../roles';
+import { buildIndexConcurrently, inTransaction } from './concurrent-index';
 
 /** The host of a listener URL, as the console's host filter computes it (delivery-console.repository.ts HOST_OF). */
 const HOST = `lower(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/@]*@)?(\\[[^]]*\\]|[^/:?#]*)'))`;
@@ -54,16 +55,7 @@ export class ConsoleVolume1765500000000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    const build = async (name: string, definition: string) => {
-      const [state]: { valid: boolean }[] = await q.query(
-        `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-         WHERE c.relname = $1 AND c.relnamespace = 'public'::regnamespace`,
-        [name],
-      );
-      if (state?.valid) return;
-      if (state) await q.query(`DROP INDEX CONCURRENTLY ${name}`);
-      await q.query(`CREATE INDEX CONCURRENTLY ${name} ON ${definition}`);
-    };
+    const build = (name: string, definition: string) => buildIndexConcurrently(q, name, definition);
     await build('deliveries_created', `deliveries (created_at, id)`);
     await build('deliveries_merchant_created', `deliveries (merchant_id, created_at, id)`);
     await q.query(`DROP INDEX CONCURRENTLY IF EXISTS deliveries_merchant`);
@@ -72,8 +64,7 @@ export class ConsoleVolume1765500000000 implements MigrationInterface {
     await build('deliveries_host', `deliveries ((${HOST}), created_at, id)`);
     await build('delivery_attempts_failed', `delivery_attempts (started_at) WHERE error_class IS NOT NULL`);
 
-    await q.startTransaction();
-    try {
+    await inTransaction(q, async () => {
       await q.query(`CREATE TABLE delivery_state_counts (status text PRIMARY KEY, n bigint NOT NULL)`);
       await q.query(`CREATE TABLE delivery_minutes (
         minute timestamptz PRIMARY KEY,
@@ -137,11 +128,7 @@ export class ConsoleVolume1765500000000 implements MigrationInterface {
         FROM delivery_attempts WHERE started_at > now() - interval '25 hours' GROUP BY 1`);
       for (const span of SPANS) await q.query(failuresBy(span, 'delivery_attempts', false));
       await applyRoleGrants(q);
-      await q.commitTransaction();
-    } catch (e) {
-      await q.rollbackTransaction();
-      throw e;
-    }
+    });
   }
 
   /** TypeORM runs a revert in a transaction whatever `transaction` says: plain index statements here. */

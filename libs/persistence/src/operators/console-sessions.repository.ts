@@ -6,10 +6,6 @@ import type { OperatorRow } from './operators.repository';
 
 /** A console session id: 128 random bits in base64url (22 characters). Only its SHA-256 is stored. */
 const SESSION_ID = /^[A-Za-z0-9_-]{22}$/;
-/** Ended or expired sessions are kept this long (who was signed in when), then deleted at a sign-in. */
-const KEEP_OLD_DAYS = 7;
-/** Rows one sign-in deletes at most: the cleanup never makes a sign-in slow. */
-const CLEANUP_BATCH = 500;
 
 export const looksLikeSessionId = (v: string | undefined): v is string => !!v && SESSION_ID.test(v);
 const idHash = (id: string): Buffer => createHash('sha256').update(id).digest();
@@ -27,14 +23,9 @@ export class ConsoleSessionsRepository {
 
   /**
    * A new session for `operatorId` lasting `ttlS` seconds; returns its id (for the cookie, never
-   * stored). Deletes a bounded batch of sessions ended or expired over 7 days ago first.
+   * stored). Sessions ended or expired long ago are the api's retention pass's (RETENTION_CONSOLE_SESSIONS).
    */
   async open(operatorId: string, ttlS: number, ip: string | undefined): Promise<string> {
-    await this.db.query(
-      `DELETE FROM console_sessions WHERE id_hash IN (
-         SELECT id_hash FROM console_sessions WHERE LEAST(ended_at, expires_at) < now() - make_interval(days => $1) LIMIT $2)`,
-      [KEEP_OLD_DAYS, CLEANUP_BATCH],
-    );
     const id = randomBytes(16).toString('base64url');
     await this.db.query(
       `INSERT INTO console_sessions (id_hash, operator_id, expires_at, created_ip) VALUES ($1, $2, now() + make_interval(secs => $3), $4)`,

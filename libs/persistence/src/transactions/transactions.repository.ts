@@ -195,15 +195,16 @@ export class TransactionsRepository {
   async pageForReconciliation(
     after: string,
     limit: number,
-    scope: { merchantId?: string; since?: Date; alsoTids?: string[] },
+    scope: { merchantId?: string; since?: Date; alsoTids?: string[]; createdSince?: Date },
   ): Promise<ReconciliationRow[]> {
     return this.db.query(
       `SELECT t.id, t.merchant_id, t.status, t.captured_amount, t.cancelled_amount, t.processor->>'tid' AS tid, o.created_at AS held_since
        FROM transactions t LEFT JOIN transaction_operations o ON o.id = t.pending_operation_id
        WHERE t.id > $1 AND t.status <> 0 AND ($2::uuid IS NULL OR t.merchant_id = $2)
          AND ($3::timestamptz IS NULL OR t.updated_at >= $3 OR t.processor->>'tid' = ANY($5::text[]))
+         AND ($6::timestamptz IS NULL OR t.created_at >= $6)
        ORDER BY t.id LIMIT $4`,
-      [after, scope.merchantId ?? null, scope.since ?? null, limit, scope.alsoTids ?? []],
+      [after, scope.merchantId ?? null, scope.since ?? null, limit, scope.alsoTids ?? [], scope.createdSince ?? null],
     );
   }
 
