@@ -30,6 +30,11 @@ export function roleUrl(url: string, app: RoleOwner, env: NodeJS.ProcessEnv = pr
   return withUser(url, role, env[ROLE_PASSWORD_VARIABLES[role]]);
 }
 
+/** Where the migration runner connects (as the tables' owner): MIGRATION_DATABASE_URL when set, else DATABASE_URL. */
+export function migrationUrl(env: NodeJS.ProcessEnv): string {
+  return env.MIGRATION_DATABASE_URL || env.DATABASE_URL!;
+}
+
 export function databaseName(url: string): string {
   const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
   if (!name) throw new Error(`no database name in ${redactUrl(url)}`);

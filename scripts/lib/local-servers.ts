@@ -7,12 +7,13 @@ import { run, runOrThrow, waitUntil, which, within } from './processes';
 /**
  * Private Postgres clusters and Redis servers on loopback: the quick start's embedded default when
  * no server is running, and the fault tests' disposable instances (they stop and restart these,
- * which they must never do to a shared server).
+ * which they must never do to a shared server). Also a private PgBouncer in front of a server, for
+ * the suites and the bench that run the apps through a pooler in transaction mode.
  */
 export interface PrivateServer {
-  readonly kind: 'postgres' | 'redis';
+  readonly kind: 'postgres' | 'redis' | 'pgbouncer';
   readonly port: number;
-  /** postgres://postgres@127.0.0.1:<port>/postgres or redis://127.0.0.1:<port> */
+  /** postgres://postgres@127.0.0.1:<port>/postgres, redis://127.0.0.1:<port>, or for PgBouncer the upstream URL on its port */
   readonly url: string;
   readonly dir: string;
   readonly logFile: string;
@@ -109,6 +110,11 @@ export function findPostgresBinDir(): string | undefined {
 
 export function findRedisServer(): string | undefined {
   return which('redis-server');
+}
+
+/** Debian installs it in /usr/sbin, which a non-root PATH may lack. */
+export function findPgBouncer(): string | undefined {
+  return which('pgbouncer') ?? ['/usr/sbin/pgbouncer', '/usr/local/sbin/pgbouncer'].find(existsSync);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,6 +371,149 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
         await server.stop('SIGKILL');
       } finally {
         rmSync(opts.dir, { recursive: true, force: true });
+      }
+    },
+  };
+  await server.start();
+  return server;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private PgBouncer
+
+export interface PgBouncerOptions {
+  /** Folder for its settings, user list, log and pid file (created; given to the postgres user when we are root). */
+  dir: string;
+  /** The Postgres server it pools for (host and port; user, password and database are not used). */
+  upstream: string;
+  /** Who may log in (its auth_file); each gets a pool per database. */
+  users: readonly string[];
+  port?: number;
+  /** Server connections per database × user (default_pool_size). */
+  poolSize?: number;
+}
+
+/**
+ * A PgBouncer on loopback in transaction mode in front of `upstream`, every database (`*`),
+ * trusting the listed users on loopback (the server then authenticates them as it would the apps).
+ * PgBouncer 1.18 keeps no prepared statements across transactions in this mode: the apps behind
+ * it run with DATABASE_PREPARED_STATEMENTS=false. `url` is `upstream` on its port; `owner` (the
+ * first of `users`) may also open its admin console (database `pgbouncer`: SHOW POOLS, SHOW SERVERS).
+ */
+export async function startPgBouncer(opts: PgBouncerOptions): Promise<PrivateServer> {
+  const bin = findPgBouncer();
+  if (!bin) throw new Error('pgbouncer is not installed (Debian: apt-get install pgbouncer)');
+  const user = postgresUser(); // it refuses to run as root, like Postgres
+  const dir = opts.dir;
+  mkdirSync(dir, { recursive: true });
+  user.own(dir);
+  const upstream = new URL(opts.upstream);
+  const port = opts.port ?? (await freePort());
+  const logFile = join(dir, 'pgbouncer.log');
+  const pidFile = join(dir, 'pgbouncer.pid');
+  const config = join(dir, 'pgbouncer.ini');
+  const quoted = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  writeFileSync(join(dir, 'users.txt'), opts.users.map((u) => `${quoted(u)} ""`).join('\n') + '\n', { mode: 0o644 });
+  const settings = [
+    '[databases]',
+    `* = host=${upstream.hostname.replace(/^\[|\]$/g, '')} port=${upstream.port || 5432}`,
+    '[pgbouncer]',
+    'listen_addr = 127.0.0.1',
+    `listen_port = ${port}`,
+    'unix_socket_dir =',
+    'auth_type = trust',
+    `auth_file = ${join(dir, 'users.txt')}`,
+    `admin_users = ${opts.users[0]}`,
+    'pool_mode = transaction',
+    `default_pool_size = ${opts.poolSize ?? 10}`,
+    'max_client_conn = 2000',
+    `logfile = ${logFile}`,
+    `pidfile = ${pidFile}`,
+  ];
+  writeFileSync(config, settings.join('\n') + '\n', { mode: 0o644 });
+
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  const pgbouncerPid = (): number | undefined => {
+    try {
+      return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const server: PrivateServer = {
+    kind: 'pgbouncer',
+    port,
+    url: (() => {
+      const u = new URL(opts.upstream);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      return u.toString();
+    })(),
+    dir,
+    logFile,
+    isRunning: () => child !== undefined,
+    // PgBouncer's own pid (under runuser when we are root): what a cleanup must signal.
+    pid: () => (child ? (pgbouncerPid() ?? child.pid) : undefined),
+    async start() {
+      if (child) return;
+      const [cmd, args] = user.wrap(bin, [config]);
+      const proc = spawn(cmd, args, { cwd: dir, stdio: 'ignore' });
+      child = proc;
+      let gone = false;
+      exited = new Promise((resolve) =>
+        proc.once('exit', () => {
+          gone = true;
+          if (child === proc) child = undefined;
+          resolve();
+        }),
+      );
+      try {
+        await waitUntil(
+          `pgbouncer on port ${port}`,
+          async () => {
+            if (gone) throw new Error(`pgbouncer exited: ${logTail(logFile)}`);
+            return pgbouncerPid() !== undefined && (await canConnect(port));
+          },
+          15_000,
+          100,
+        );
+      } catch (e) {
+        await server.stop('SIGKILL');
+        throw e;
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      const proc = child;
+      if (!proc) return;
+      // Signal PgBouncer itself: runuser would pass SIGTERM on, but not SIGKILL.
+      const own = pgbouncerPid();
+      const send = (sig: NodeJS.Signals) => {
+        try {
+          if (own) process.kill(own, sig);
+          else proc.kill(sig);
+        } catch {
+          // already gone
+        }
+      };
+      send(signal as NodeJS.Signals);
+      if (
+        !(await within(
+          exited.then(() => true),
+          10_000,
+        ))
+      ) {
+        send('SIGKILL');
+        proc.kill('SIGKILL');
+        await exited;
+      }
+      rmSync(pidFile, { force: true });
+    },
+    async destroy() {
+      try {
+        await server.stop();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
       }
     },
   };
