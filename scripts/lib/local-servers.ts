@@ -389,7 +389,7 @@ export interface PgBouncerOptions {
   /** Who may log in (its auth_file); each gets a pool per database. */
   users: readonly string[];
   port?: number;
-  /** Server connections per database × user (default_pool_size). */
+  /** Server connections per database × user (default_pool_size); default 20, the largest DB_POOL_SIZE of an app, so one replica of each never waits on the pooler. */
   poolSize?: number;
 }
 
@@ -425,7 +425,7 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PrivateSer
     `auth_file = ${join(dir, 'users.txt')}`,
     `admin_users = ${opts.users[0]}`,
     'pool_mode = transaction',
-    `default_pool_size = ${opts.poolSize ?? 10}`,
+    `default_pool_size = ${opts.poolSize ?? 20}`,
     'max_client_conn = 2000',
     `logfile = ${logFile}`,
     `pidfile = ${pidFile}`,
