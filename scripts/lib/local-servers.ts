@@ -389,7 +389,10 @@ export interface PgBouncerOptions {
   /** Who may log in (its auth_file); each gets a pool per database. */
   users: readonly string[];
   port?: number;
-  /** Server connections per database × user (default_pool_size); default 20, the largest DB_POOL_SIZE of an app, so one replica of each never waits on the pooler. */
+  /**
+   * Server connections per database × user (default_pool_size). Default 20, the largest DB_POOL_SIZE
+   * of an app, so one replica of each never waits on the pooler.
+   */
   poolSize?: number;
 }
 
