@@ -1,6 +1,8 @@
 import { Client } from 'pg';
 import Redis from 'ioredis';
 import { canConnect } from './local-servers';
+
+export { onLoopbackPort } from './local-servers';
 import { APP_ROLES, ROLE_PASSWORD_VARIABLES, RoleOwner } from '../../libs/persistence/src/roles';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
@@ -46,14 +48,6 @@ export const maintenanceUrl = (url: string): string => withDatabase(url, 'postgr
 
 export function withPort(url: string, port: number): string {
   const u = new URL(url);
-  u.port = String(port);
-  return u.toString();
-}
-
-/** Where a private server answers: it listens on 127.0.0.1 only, and "localhost" may resolve to ::1. */
-export function onLoopbackPort(url: string, port: number): string {
-  const u = new URL(url);
-  u.hostname = '127.0.0.1';
   u.port = String(port);
   return u.toString();
 }

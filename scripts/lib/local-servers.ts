@@ -314,8 +314,7 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
     '--daemonize',
     'no',
   ];
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
+  const child = new ChildServer('redis-server', port, logFile);
 
   const server: PrivateServer = {
     kind: 'redis',
@@ -323,49 +322,18 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
     url: `redis://127.0.0.1:${port}`,
     dir: opts.dir,
     logFile,
-    isRunning: () => child !== undefined,
-    pid: () => child?.pid,
-    async start() {
-      if (child) return;
-      const proc = spawn(bin, args, { stdio: 'ignore', detached: opts.detached ?? false });
-      child = proc;
-      let gone = false;
-      exited = new Promise((resolve) =>
-        proc.once('exit', () => {
-          gone = true;
-          if (child === proc) child = undefined;
-          resolve();
-        }),
-      );
-      if (opts.detached) proc.unref();
-      try {
-        await waitUntil(
-          `redis-server on port ${port}`,
-          async () => {
-            if (gone) throw new Error(`redis-server exited: ${logTail(logFile)}`);
-            return redisPing(port);
-          },
-          15_000,
-          100,
-        );
-      } catch (e) {
-        proc.kill('SIGKILL');
-        throw e;
-      }
-    },
-    async stop(signal = 'SIGTERM') {
-      const proc = child;
-      if (!proc) return;
-      proc.kill(signal as NodeJS.Signals);
-      const killed = await within(
-        exited.then(() => true),
-        10_000,
-      );
-      if (!killed) {
-        proc.kill('SIGKILL');
-        await exited;
-      }
-    },
+    isRunning: () => child.running(),
+    pid: () => child.proc?.pid,
+    start: () =>
+      child.start(
+        () => {
+          const proc = spawn(bin, args, { stdio: 'ignore', detached: opts.detached ?? false });
+          if (opts.detached) proc.unref();
+          return proc;
+        },
+        () => redisPing(port),
+      ),
+    stop: (signal = 'SIGTERM') => child.stop(signal as NodeJS.Signals),
     async destroy() {
       try {
         await server.stop('SIGKILL');
@@ -435,8 +403,6 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PrivateSer
   ];
   writeFileSync(config, settings.join('\n') + '\n', { mode: 0o644 });
 
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
   const pgbouncerPid = (): number | undefined => {
     try {
       return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
@@ -444,72 +410,31 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PrivateSer
       return undefined;
     }
   };
+  // Signal PgBouncer itself: runuser would pass SIGTERM on, but not SIGKILL.
+  const child = new ChildServer('pgbouncer', port, logFile, (proc, signal) => {
+    const own = pgbouncerPid();
+    try {
+      if (own) process.kill(own, signal);
+    } finally {
+      proc.kill(signal);
+    }
+  });
   const server: PrivateServer = {
     kind: 'pgbouncer',
     port,
-    url: (() => {
-      const u = new URL(opts.upstream);
-      u.hostname = '127.0.0.1';
-      u.port = String(port);
-      return u.toString();
-    })(),
+    url: onLoopbackPort(opts.upstream, port),
     dir,
     logFile,
-    isRunning: () => child !== undefined,
+    isRunning: () => child.running(),
     // PgBouncer's own pid (under runuser when we are root): what a cleanup must signal.
-    pid: () => (child ? (pgbouncerPid() ?? child.pid) : undefined),
-    async start() {
-      if (child) return;
-      const [cmd, args] = user.wrap(bin, [config]);
-      const proc = spawn(cmd, args, { cwd: dir, stdio: 'ignore' });
-      child = proc;
-      let gone = false;
-      exited = new Promise((resolve) =>
-        proc.once('exit', () => {
-          gone = true;
-          if (child === proc) child = undefined;
-          resolve();
-        }),
-      );
-      try {
-        await waitUntil(
-          `pgbouncer on port ${port}`,
-          async () => {
-            if (gone) throw new Error(`pgbouncer exited: ${logTail(logFile)}`);
-            return pgbouncerPid() !== undefined && (await canConnect(port));
-          },
-          15_000,
-          100,
-        );
-      } catch (e) {
-        await server.stop('SIGKILL');
-        throw e;
-      }
-    },
+    pid: () => (child.proc ? (pgbouncerPid() ?? child.proc.pid) : undefined),
+    start: () =>
+      child.start(
+        () => spawn(...user.wrap(bin, [config]), { cwd: dir, stdio: 'ignore' }),
+        async () => pgbouncerPid() !== undefined && (await canConnect(port)),
+      ),
     async stop(signal = 'SIGTERM') {
-      const proc = child;
-      if (!proc) return;
-      // Signal PgBouncer itself: runuser would pass SIGTERM on, but not SIGKILL.
-      const own = pgbouncerPid();
-      const send = (sig: NodeJS.Signals) => {
-        try {
-          if (own) process.kill(own, sig);
-          else proc.kill(sig);
-        } catch {
-          // already gone
-        }
-      };
-      send(signal as NodeJS.Signals);
-      if (
-        !(await within(
-          exited.then(() => true),
-          10_000,
-        ))
-      ) {
-        send('SIGKILL');
-        proc.kill('SIGKILL');
-        await exited;
-      }
+      await child.stop(signal as NodeJS.Signals);
       rmSync(pidFile, { force: true });
     },
     async destroy() {
@@ -522,6 +447,84 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PrivateSer
   };
   await server.start();
   return server;
+}
+
+/** Where a private server answers: it listens on 127.0.0.1 only, and "localhost" may resolve to ::1. */
+export function onLoopbackPort(url: string, port: number): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+/** A server program run as our child: started until it answers, stopped with a signal, killed if it does not go. */
+class ChildServer {
+  proc: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly name: string,
+    private readonly port: number,
+    private readonly logFile: string,
+    private readonly signal: (proc: ChildProcess, signal: NodeJS.Signals) => void = (proc, signal) => proc.kill(signal),
+  ) {}
+
+  running(): boolean {
+    return this.proc !== undefined;
+  }
+
+  /** Spawns it and waits (15 s at most) until `ready`; if it exits or never is, it is killed and the error has its log's tail. */
+  async start(spawnIt: () => ChildProcess, ready: () => Promise<boolean>): Promise<void> {
+    if (this.proc) return;
+    const proc = spawnIt();
+    this.proc = proc;
+    let gone = false;
+    this.exited = new Promise((resolve) =>
+      proc.once('exit', () => {
+        gone = true;
+        if (this.proc === proc) this.proc = undefined;
+        resolve();
+      }),
+    );
+    try {
+      await waitUntil(
+        `${this.name} on port ${this.port}`,
+        async () => {
+          if (gone) throw new Error(`${this.name} exited: ${logTail(this.logFile)}`);
+          return ready();
+        },
+        15_000,
+        100,
+      );
+    } catch (e) {
+      this.send(proc, 'SIGKILL');
+      throw e;
+    }
+  }
+
+  /** Sends `signal`; SIGKILL after 10 s if it has not exited. */
+  async stop(signal: NodeJS.Signals): Promise<void> {
+    const proc = this.proc;
+    if (!proc) return;
+    this.send(proc, signal);
+    if (
+      !(await within(
+        this.exited.then(() => true),
+        10_000,
+      ))
+    ) {
+      this.send(proc, 'SIGKILL');
+      await this.exited;
+    }
+  }
+
+  private send(proc: ChildProcess, signal: NodeJS.Signals): void {
+    try {
+      this.signal(proc, signal);
+    } catch {
+      // already gone
+    }
+  }
 }
 
 export function logTail(file: string, lines = 20): string {
