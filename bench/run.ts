@@ -12,7 +12,7 @@ import { operationScenarios } from './scenarios/operations';
 import { saleScenarios } from './scenarios/sales';
 import { benchSplitEngine } from './scenarios/split-engine';
 import { splitSaleScenarios } from './scenarios/split-sales';
-import { BenchStack, benchRedis, startBenchStack, waitUntilIdle } from './lib/stack';
+import { benchPostgres, BenchStack, benchRedis, startBenchStack, waitUntilIdle } from './lib/stack';
 import { tokenScenarios } from './scenarios/tokens';
 import { benchWebhooks } from './scenarios/webhooks';
 import { benchLimiterCost } from './scenarios/limiter';
@@ -77,6 +77,13 @@ async function measure(url: string, shape: LoadShape, body: () => string, betwee
 }
 
 const shapeName = (s: LoadShape) => (s.rate ? `fixed ${s.rate}/s` : `closed ${s.connections} conns`);
+
+/** As the apps read DATABASE_PREPARED_STATEMENTS (default on), and off behind the bench's PgBouncer unless set. */
+function preparedStatementsOn(): boolean {
+  const v = process.env.DATABASE_PREPARED_STATEMENTS;
+  if (v === undefined || v === '') return benchPostgres() !== 'pgbouncer';
+  return v === 'true' || v === '1';
+}
 
 type Machine = Awaited<ReturnType<typeof machine>>;
 
@@ -308,6 +315,8 @@ function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, 
         machine: m,
         groups: [...only],
         rateLimiter: process.env.RATE_LIMIT_ENABLED === 'false' ? 'off' : 'on',
+        postgres: benchPostgres(),
+        preparedStatements: preparedStatementsOn() ? 'on' : 'off',
         rows,
         notes,
         figures,
@@ -319,9 +328,12 @@ function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, 
   );
   const partial = only.size < GROUPS.length ? ` Groups run: ${[...only].join(', ')} (BENCH_ONLY).` : '';
   const limiter = process.env.RATE_LIMIT_ENABLED === 'false' ? ' Rate limiter off (RATE_LIMIT_ENABLED=false).' : '';
+  const database =
+    (benchPostgres() === 'pgbouncer' ? ' Apps through PgBouncer in transaction mode (BENCH_POSTGRES=pgbouncer).' : '') +
+    (preparedStatementsOn() ? '' : ' Named statements off (DATABASE_PREPARED_STATEMENTS=false).');
   const lines = [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${m?.cores} cores (${m?.cpu}), ${m?.memoryGiB} GiB, Node ${m?.node}, Postgres ${m?.postgres}, Redis ${m?.redis}; ` +
-      `everything co-located (load generator, four apps, Postgres, Redis). ${durationS} s per run after a ${warmupS} s warm-up.${partial}${limiter}`,
+      `everything co-located (load generator, four apps, Postgres, Redis). ${durationS} s per run after a ${warmupS} s warm-up.${partial}${limiter}${database}`,
     ...(rows.length
       ? [
           '',

@@ -4,7 +4,14 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectRedis, deleteKeys, EnvReader, readRedisTarget, type RedisConnection, type RedisUse, scanKeys } from '@app/platform';
 import { Client } from 'pg';
-import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, dropDatabase, merchantInternalId, withDatabase } from '../../scripts/lib/database';
+import {
+  DEFAULT_DATABASE_URL,
+  DEFAULT_REDIS_URL,
+  dropDatabase,
+  merchantInternalId,
+  onLoopbackPort,
+  withDatabase,
+} from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
 import {
   AppName,
@@ -17,7 +24,8 @@ import {
   waitForHealth,
 } from '../../scripts/lib/launcher';
 import { bootstrapAdmin } from '../../scripts/lib/operators';
-import { freePort } from '../../scripts/lib/local-servers';
+import { freePort, startPgBouncer } from '../../scripts/lib/local-servers';
+import { GATEWAY_ROLES } from '../../libs/persistence/src/roles';
 import { repoRoot, waitUntil } from '../../scripts/lib/processes';
 
 export interface BenchStack {
@@ -40,10 +48,19 @@ export interface BenchApp {
   exited: Promise<void>;
 }
 
+/** BENCH_POSTGRES: the apps reach Postgres straight (default) or through a PgBouncer of the bench's own in transaction mode. */
+export function benchPostgres(): 'direct' | 'pgbouncer' {
+  const through = process.env.BENCH_POSTGRES ?? 'direct';
+  if (through !== 'direct' && through !== 'pgbouncer') throw new Error(`BENCH_POSTGRES must be direct or pgbouncer (got "${through}")`);
+  return through;
+}
+
 /**
  * The whole gateway as deployed (all four apps, default logging), on a database and Redis key
  * prefix of the bench's own, so a run measures a clean vault and leaves nothing behind. `servers`:
  * a Postgres and Redis other than DATABASE_URL and REDIS_URL (the capacity group's private ones).
+ * With BENCH_POSTGRES=pgbouncer the apps and the CLI go through a PgBouncer of the bench's own (transaction
+ * mode, DATABASE_PREPARED_STATEMENTS=false unless set), the migrations and the seeding straight.
  */
 export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?: string } = {}): Promise<BenchStack> {
   const root = repoRoot();
@@ -53,10 +70,21 @@ export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?
   const queuePrefix = `gwb${randomBytes(3).toString('hex')}`;
   const logsDir = join(root, 'bench', '.logs', runId);
   mkdirSync(logsDir, { recursive: true });
+  const pooler =
+    benchPostgres() === 'pgbouncer'
+      ? await startPgBouncer({
+          dir: join(logsDir, 'pgbouncer'),
+          upstream: databaseUrl,
+          users: [decodeURIComponent(new URL(databaseUrl).username) || 'postgres', ...GATEWAY_ROLES],
+        })
+      : undefined;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'production',
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: pooler ? onLoopbackPort(databaseUrl, pooler.port) : databaseUrl,
+    ...(pooler
+      ? { MIGRATION_DATABASE_URL: databaseUrl, DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS ?? 'false' }
+      : {}),
     REDIS_URL: redisUrl,
     // REDIS_CLUSTER_NODES, when set, reaches the apps with the rest of process.env.
     QUEUE_PREFIX: queuePrefix,
@@ -69,10 +97,15 @@ export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?
     WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
     ...generateKeys(),
   };
-  await migrateDatabase(root, env, 60_000);
-  // The bench's CLI calls (runCli with stack.env) act as this admin of the run's own database.
-  env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, env, 'bench-admin')).token;
-  await seedHistory(databaseUrl, Number(process.env.BENCH_HISTORY ?? 200_000));
+  try {
+    await migrateDatabase(root, env, 60_000);
+    // The bench's CLI calls (runCli with stack.env) act as this admin of the run's own database.
+    env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, env, 'bench-admin')).token;
+    await seedHistory(databaseUrl, Number(process.env.BENCH_HISTORY ?? 200_000));
+  } catch (e) {
+    await pooler?.destroy();
+    throw e;
+  }
 
   const launched: LaunchedApp[] = [];
   const apps: BenchApp[] = [];
@@ -103,6 +136,7 @@ export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?
   const teardown = async () => {
     // However long they take: a profiled app writes its profile on the way out.
     for (const app of [...launched].reverse()) await stopApp(app, { graceMs: Infinity });
+    await pooler?.destroy();
     await dropDatabase(databaseUrl).catch(() => undefined);
     await deleteBenchKeys(env, queuePrefix);
   };

@@ -2,6 +2,8 @@ import { Client } from 'pg';
 // Relative path: the test run's global setup loads this without the suites' module mapping.
 import { connectRedis } from '../../libs/platform/src/redis';
 import { canConnect } from './local-servers';
+
+export { onLoopbackPort } from './local-servers';
 import { APP_ROLES, ROLE_PASSWORD_VARIABLES, RoleOwner } from '../../libs/persistence/src/roles';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
@@ -31,6 +33,11 @@ export function roleUrl(url: string, app: RoleOwner, env: NodeJS.ProcessEnv = pr
   return withUser(url, role, env[ROLE_PASSWORD_VARIABLES[role]]);
 }
 
+/** Where the migration runner connects (as the tables' owner): MIGRATION_DATABASE_URL when set, else DATABASE_URL. */
+export function migrationUrl(env: NodeJS.ProcessEnv): string {
+  return env.MIGRATION_DATABASE_URL || env.DATABASE_URL!;
+}
+
 export function databaseName(url: string): string {
   const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
   if (!name) throw new Error(`no database name in ${redactUrl(url)}`);
@@ -42,14 +49,6 @@ export const maintenanceUrl = (url: string): string => withDatabase(url, 'postgr
 
 export function withPort(url: string, port: number): string {
   const u = new URL(url);
-  u.port = String(port);
-  return u.toString();
-}
-
-/** Where a private server answers: it listens on 127.0.0.1 only, and "localhost" may resolve to ::1. */
-export function onLoopbackPort(url: string, port: number): string {
-  const u = new URL(url);
-  u.hostname = '127.0.0.1';
   u.port = String(port);
   return u.toString();
 }

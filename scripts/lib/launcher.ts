@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { closeSync, createWriteStream, existsSync, openSync, WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { createDatabaseIfMissing, roleUrl } from './database';
+import { createDatabaseIfMissing, migrationUrl, roleUrl } from './database';
 import { logTail } from './local-servers';
 import { distEntry, lastJsonLine, migrateEntry, runNode, sleep, within } from './processes';
 
@@ -216,15 +216,16 @@ export async function stopApp(app: LaunchedApp, opts: StopOptions = {}): Promise
 }
 
 /**
- * Creates the database DATABASE_URL names when it is missing, then runs the migration runner as
- * that URL's user (the tables' owner): pending migrations, and the app roles' passwords.
+ * Creates the database the migration URL names (MIGRATION_DATABASE_URL, else DATABASE_URL) when it
+ * is missing, then runs the migration runner as that URL's user (the tables' owner): pending
+ * migrations, and the app roles' passwords.
  */
 export async function migrateDatabase(
   root: string,
   env: NodeJS.ProcessEnv,
   timeoutMs = 120_000,
 ): Promise<{ created: boolean; migrations: string[] }> {
-  const created = await createDatabaseIfMissing(env.DATABASE_URL!);
+  const created = await createDatabaseIfMissing(migrationUrl(env));
   const r = await runNode(migrateEntry(root), [], { cwd: root, env, timeoutMs });
   if (r.code !== 0) throw new Error(`migrations failed (exit ${r.code}):\n${r.stderr.trim() || r.stdout.trim()}`);
   let migrations: string[] = [];

@@ -7,12 +7,13 @@ import { run, runOrThrow, waitUntil, which, within } from './processes';
 /**
  * Private Postgres clusters and Redis servers on loopback: the quick start's embedded default when
  * no server is running, and the fault tests' disposable instances (they stop and restart these,
- * which they must never do to a shared server).
+ * which they must never do to a shared server). Also a private PgBouncer in front of a server, for
+ * the suites and the bench that run the apps through a pooler in transaction mode.
  */
 export interface PrivateServer {
-  readonly kind: 'postgres' | 'redis';
+  readonly kind: 'postgres' | 'redis' | 'pgbouncer';
   readonly port: number;
-  /** postgres://postgres@127.0.0.1:<port>/postgres or redis://127.0.0.1:<port> */
+  /** postgres://postgres@127.0.0.1:<port>/postgres, redis://127.0.0.1:<port>, or for PgBouncer the upstream URL on its port */
   readonly url: string;
   readonly dir: string;
   readonly logFile: string;
@@ -109,6 +110,11 @@ export function findPostgresBinDir(): string | undefined {
 
 export function findRedisServer(): string | undefined {
   return which('redis-server');
+}
+
+/** Debian installs it in /usr/sbin, which a non-root PATH may lack. */
+export function findPgBouncer(): string | undefined {
+  return which('pgbouncer') ?? ['/usr/sbin/pgbouncer', '/usr/local/sbin/pgbouncer'].find(existsSync);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,8 +320,7 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
     'no',
     ...(opts.extraArgs ?? []),
   ];
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
+  const child = new ChildServer('redis-server', port, logFile);
 
   const server: PrivateServer = {
     kind: 'redis',
@@ -323,49 +328,18 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
     url: `redis://127.0.0.1:${port}`,
     dir: opts.dir,
     logFile,
-    isRunning: () => child !== undefined,
-    pid: () => child?.pid,
-    async start() {
-      if (child) return;
-      const proc = spawn(bin, args, { stdio: 'ignore', detached: opts.detached ?? false });
-      child = proc;
-      let gone = false;
-      exited = new Promise((resolve) =>
-        proc.once('exit', () => {
-          gone = true;
-          if (child === proc) child = undefined;
-          resolve();
-        }),
-      );
-      if (opts.detached) proc.unref();
-      try {
-        await waitUntil(
-          `redis-server on port ${port}`,
-          async () => {
-            if (gone) throw new Error(`redis-server exited: ${logTail(logFile)}`);
-            return redisPing(port);
-          },
-          15_000,
-          100,
-        );
-      } catch (e) {
-        proc.kill('SIGKILL');
-        throw e;
-      }
-    },
-    async stop(signal = 'SIGTERM') {
-      const proc = child;
-      if (!proc) return;
-      proc.kill(signal as NodeJS.Signals);
-      const killed = await within(
-        exited.then(() => true),
-        10_000,
-      );
-      if (!killed) {
-        proc.kill('SIGKILL');
-        await exited;
-      }
-    },
+    isRunning: () => child.running(),
+    pid: () => child.proc?.pid,
+    start: () =>
+      child.start(
+        () => {
+          const proc = spawn(bin, args, { stdio: 'ignore', detached: opts.detached ?? false });
+          if (opts.detached) proc.unref();
+          return proc;
+        },
+        () => redisPing(port),
+      ),
+    stop: (signal = 'SIGTERM') => child.stop(signal as NodeJS.Signals),
     async destroy() {
       try {
         await server.stop('SIGKILL');
@@ -429,6 +403,187 @@ export async function startPrivateRedisCluster(opts: { dir: string; masters?: nu
   } catch (e) {
     await destroy();
     throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private PgBouncer
+
+export interface PgBouncerOptions {
+  /** Folder for its settings, user list, log and pid file (created; given to the postgres user when we are root). */
+  dir: string;
+  /** The Postgres server it pools for (host and port; user, password and database are not used). */
+  upstream: string;
+  /** Who may log in (its auth_file); each gets a pool per database. */
+  users: readonly string[];
+  port?: number;
+  /**
+   * Server connections per database × user (default_pool_size). Default 20, the largest DB_POOL_SIZE
+   * of an app, so one replica of each never waits on the pooler.
+   */
+  poolSize?: number;
+}
+
+/**
+ * A PgBouncer on loopback in transaction mode in front of `upstream`, every database (`*`),
+ * trusting the listed users on loopback (the server then authenticates them as it would the apps).
+ * PgBouncer 1.18 keeps no prepared statements across transactions in this mode: the apps behind
+ * it run with DATABASE_PREPARED_STATEMENTS=false. `url` is `upstream` on its port; `owner` (the
+ * first of `users`) may also open its admin console (database `pgbouncer`: SHOW POOLS, SHOW SERVERS).
+ */
+export async function startPgBouncer(opts: PgBouncerOptions): Promise<PrivateServer> {
+  const bin = findPgBouncer();
+  if (!bin) throw new Error('pgbouncer is not installed (Debian: apt-get install pgbouncer)');
+  const user = postgresUser(); // it refuses to run as root, like Postgres
+  const dir = opts.dir;
+  mkdirSync(dir, { recursive: true });
+  user.own(dir);
+  const upstream = new URL(opts.upstream);
+  const port = opts.port ?? (await freePort());
+  const logFile = join(dir, 'pgbouncer.log');
+  const pidFile = join(dir, 'pgbouncer.pid');
+  const config = join(dir, 'pgbouncer.ini');
+  const quoted = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  writeFileSync(join(dir, 'users.txt'), opts.users.map((u) => `${quoted(u)} ""`).join('\n') + '\n', { mode: 0o644 });
+  const settings = [
+    '[databases]',
+    `* = host=${upstream.hostname.replace(/^\[|\]$/g, '')} port=${upstream.port || 5432}`,
+    '[pgbouncer]',
+    'listen_addr = 127.0.0.1',
+    `listen_port = ${port}`,
+    'unix_socket_dir =',
+    'auth_type = trust',
+    `auth_file = ${join(dir, 'users.txt')}`,
+    `admin_users = ${opts.users[0]}`,
+    'pool_mode = transaction',
+    `default_pool_size = ${opts.poolSize ?? 20}`,
+    'max_client_conn = 2000',
+    `logfile = ${logFile}`,
+    `pidfile = ${pidFile}`,
+  ];
+  writeFileSync(config, settings.join('\n') + '\n', { mode: 0o644 });
+
+  const pgbouncerPid = (): number | undefined => {
+    try {
+      return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  // Signal PgBouncer itself: runuser would pass SIGTERM on, but not SIGKILL.
+  const child = new ChildServer('pgbouncer', port, logFile, (proc, signal) => {
+    const own = pgbouncerPid();
+    try {
+      if (own) process.kill(own, signal);
+    } finally {
+      proc.kill(signal);
+    }
+  });
+  const server: PrivateServer = {
+    kind: 'pgbouncer',
+    port,
+    url: onLoopbackPort(opts.upstream, port),
+    dir,
+    logFile,
+    isRunning: () => child.running(),
+    // PgBouncer's own pid (under runuser when we are root): what a cleanup must signal.
+    pid: () => (child.proc ? (pgbouncerPid() ?? child.proc.pid) : undefined),
+    start: () =>
+      child.start(
+        () => spawn(...user.wrap(bin, [config]), { cwd: dir, stdio: 'ignore' }),
+        async () => pgbouncerPid() !== undefined && (await canConnect(port)),
+      ),
+    async stop(signal = 'SIGTERM') {
+      await child.stop(signal as NodeJS.Signals);
+      rmSync(pidFile, { force: true });
+    },
+    async destroy() {
+      try {
+        await server.stop();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+  await server.start();
+  return server;
+}
+
+/** Where a private server answers: it listens on 127.0.0.1 only, and "localhost" may resolve to ::1. */
+export function onLoopbackPort(url: string, port: number): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+/** A server program run as our child: started until it answers, stopped with a signal, killed if it does not go. */
+class ChildServer {
+  proc: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly name: string,
+    private readonly port: number,
+    private readonly logFile: string,
+    private readonly signal: (proc: ChildProcess, signal: NodeJS.Signals) => void = (proc, signal) => proc.kill(signal),
+  ) {}
+
+  running(): boolean {
+    return this.proc !== undefined;
+  }
+
+  /** Spawns it and waits (15 s at most) until `ready`; if it exits or never is, it is killed and the error has its log's tail. */
+  async start(spawnIt: () => ChildProcess, ready: () => Promise<boolean>): Promise<void> {
+    if (this.proc) return;
+    const proc = spawnIt();
+    this.proc = proc;
+    let gone = false;
+    this.exited = new Promise((resolve) =>
+      proc.once('exit', () => {
+        gone = true;
+        if (this.proc === proc) this.proc = undefined;
+        resolve();
+      }),
+    );
+    try {
+      await waitUntil(
+        `${this.name} on port ${this.port}`,
+        async () => {
+          if (gone) throw new Error(`${this.name} exited: ${logTail(this.logFile)}`);
+          return ready();
+        },
+        15_000,
+        100,
+      );
+    } catch (e) {
+      this.send(proc, 'SIGKILL');
+      throw e;
+    }
+  }
+
+  /** Sends `signal`; SIGKILL after 10 s if it has not exited. */
+  async stop(signal: NodeJS.Signals): Promise<void> {
+    const proc = this.proc;
+    if (!proc) return;
+    this.send(proc, signal);
+    if (
+      !(await within(
+        this.exited.then(() => true),
+        10_000,
+      ))
+    ) {
+      this.send(proc, 'SIGKILL');
+      await this.exited;
+    }
+  }
+
+  private send(proc: ChildProcess, signal: NodeJS.Signals): void {
+    try {
+      this.signal(proc, signal);
+    } catch {
+      // already gone
+    }
   }
 }
 

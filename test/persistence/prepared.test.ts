@@ -1,9 +1,15 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, preparedStatement } from '@app/persistence';
+import { migrationUrl } from '../../scripts/lib/database';
 
 jest.setTimeout(60_000);
 
-/** Named statements of the hot path (real Postgres): on the pool, or on a transaction's own connection. */
+/**
+ * Named statements of the hot path (real Postgres, straight, not through a run's pooler): on the
+ * pool, or on a transaction's own connection; unnamed with the setting off.
+ */
+const databaseUrl = migrationUrl(process.env);
+
 describe('preparedStatement (real Postgres)', () => {
   let db: DataSource;
   const table = `prepared_probe_${process.pid}`;
@@ -14,7 +20,7 @@ describe('preparedStatement (real Postgres)', () => {
   const count = preparedStatement<{ c: number }>(`prepared_probe_count_${process.pid}`, `SELECT count(*)::int AS c FROM ${table}`);
 
   beforeAll(async () => {
-    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 2)).initialize();
+    db = await new DataSource(dataSourceOptions(databaseUrl, 2)).initialize();
     await db.query(`CREATE TABLE ${table} (n int PRIMARY KEY)`);
   });
 
@@ -48,5 +54,21 @@ describe('preparedStatement (real Postgres)', () => {
 
   it('fails with the SQLSTATE in code, as through TypeORM', async () => {
     await expect(insert(db, [[1000]])).rejects.toMatchObject({ code: '23505' });
+  });
+
+  // One connection, so the statement and the look at what it left share a session.
+  it.each([
+    [true, [`prepared_probe_count_${process.pid}`]],
+    [false, []],
+  ])('preparedStatements %s: the same rows, and what the connection keeps prepared is %j', async (preparedStatements, kept) => {
+    const own = await new DataSource(dataSourceOptions({ databaseUrl, preparedStatements }, 1)).initialize();
+    try {
+      expect(await count(own, [])).toEqual([{ c: 12 }]);
+      expect(await own.transaction((tx) => count(tx, []))).toEqual([{ c: 12 }]);
+      const left = await own.query<{ name: string }[]>('SELECT name FROM pg_prepared_statements ORDER BY name');
+      expect(left.map((r) => r.name)).toEqual(kept);
+    } finally {
+      await own.destroy();
+    }
   });
 });

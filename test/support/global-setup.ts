@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dropDatabase, redactUrl, withDatabase } from '../../scripts/lib/database';
+import { dropDatabase, onLoopbackPort, redactUrl, withDatabase } from '../../scripts/lib/database';
 import { generateKeys } from '../../scripts/lib/dev-keys';
-import { startPrivateRedisCluster } from '../../scripts/lib/local-servers';
 import { migrateDatabase } from '../../scripts/lib/launcher';
+import { startPgBouncer, startPrivateRedisCluster } from '../../scripts/lib/local-servers';
+import { GATEWAY_ROLES } from '../../libs/persistence/src/roles';
 import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { migrateEntry, repoRoot } from '../../scripts/lib/processes';
 import { resolveInfra } from './infra';
@@ -15,6 +16,11 @@ import { RUN_STATE, TestRun } from './run-state';
  * Once per jest run, before the integration suites: a database, Redis key space, keys and log
  * folder of this run's own, exported through process.env (the jest workers inherit it). A run
  * never sees another run's data, and the canary scan finds only what these tests wrote.
+ *
+ * TEST_POSTGRES=pgbouncer (`npm run test:pooler`): the run also starts a PgBouncer of its own in
+ * transaction mode in front of that server, and everything but the migration runner (the apps, the
+ * CLI, the suites' own queries) reaches the database through it, with
+ * DATABASE_PREPARED_STATEMENTS=false, as a deployment behind such a pooler runs.
  */
 export default async function globalSetup(): Promise<void> {
   const root = repoRoot();
@@ -22,6 +28,8 @@ export default async function globalSetup(): Promise<void> {
     throw new Error(`${migrateEntry(root)} does not exist: run "npm run build" first ("npm test" does)`);
   }
   const runId = `${Date.now()}_${process.pid}`;
+  const through = process.env.TEST_POSTGRES ?? 'direct';
+  if (through !== 'direct' && through !== 'pgbouncer') throw new Error(`TEST_POSTGRES must be direct or pgbouncer (got "${through}")`);
   // TEST_REDIS=cluster: the run gets a three-master Redis Cluster of its own, on spare ports.
   const redisCluster =
     process.env.TEST_REDIS === 'cluster' ? await startPrivateRedisCluster({ dir: mkdtempSync(join(tmpdir(), 'gwrc-')) }) : undefined;
@@ -42,9 +50,20 @@ export default async function globalSetup(): Promise<void> {
   const run: TestRun = { infra, databaseUrl, scratch, queuePrefix: `gwt${randomBytes(4).toString('hex')}`, redisCluster };
   (globalThis as Record<symbol, unknown>)[RUN_STATE] = run;
 
+  if (through === 'pgbouncer') {
+    try {
+      const owner = decodeURIComponent(new URL(databaseUrl).username) || 'postgres';
+      run.pooler = await startPgBouncer({ dir: join(scratch, 'pgbouncer'), upstream: databaseUrl, users: [owner, ...GATEWAY_ROLES] });
+    } catch (e) {
+      await infra.stop();
+      await redisCluster?.destroy();
+      throw e;
+    }
+  }
   const env: Record<string, string> = {
     NODE_ENV: 'test',
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: run.pooler ? onLoopbackPort(databaseUrl, run.pooler.port) : databaseUrl,
+    ...(run.pooler ? { MIGRATION_DATABASE_URL: databaseUrl, DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
     REDIS_URL: infra.redisUrl,
     QUEUE_PREFIX: run.queuePrefix,
     // Fresh keys per run: nothing may depend on a developer's .data folder.
@@ -65,13 +84,15 @@ export default async function globalSetup(): Promise<void> {
     // Every CLI call of the suites runs as this admin (runCli passes process.env on).
     process.env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, process.env, 'test-admin')).token;
   } catch (e) {
+    await run.pooler?.destroy();
     await dropDatabase(databaseUrl).catch(() => undefined);
     await infra.stop();
     await redisCluster?.destroy();
     throw e;
   }
   process.stdout.write(
-    `\nintegration run ${runId}: postgres ${infra.source.postgres} (${redactUrl(databaseUrl)}), ` +
+    `\nintegration run ${runId}: postgres ${infra.source.postgres} (${redactUrl(databaseUrl)}` +
+      `${run.pooler ? `, through pgbouncer on port ${run.pooler.port}, transaction mode` : ''}), ` +
       `redis ${redisCluster ? `cluster (${redisCluster.spec})` : `${infra.source.redis} (${redactUrl(infra.redisUrl)})`}, prefix ${run.queuePrefix}, ` +
       `logs ${env.TEST_LOG_DIR}\n`,
   );

@@ -17,6 +17,7 @@ export default async function globalTeardown(): Promise<void> {
   const notes: string[] = [];
 
   for (const line of await cleanLeftovers(join(run.scratch, 'leftovers'))) notes.push(line);
+  await run.pooler?.destroy().catch((e) => notes.push(`could not stop the run's pgbouncer: ${(e as Error).message}`));
 
   if (process.env.KEEP_TEST_DB) {
     notes.push(`kept the test database ${redactUrl(run.databaseUrl)} (KEEP_TEST_DB)`);

@@ -73,8 +73,8 @@ export interface Books {
 export class MoneyDb {
   private constructor(private readonly db: Client) {}
 
-  static async connect(): Promise<MoneyDb> {
-    const db = new Client({ connectionString: process.env.DATABASE_URL });
+  static async connect(databaseUrl = process.env.DATABASE_URL): Promise<MoneyDb> {
+    const db = new Client({ connectionString: databaseUrl });
     await db.connect();
     return new MoneyDb(db);
   }
@@ -151,12 +151,12 @@ export class MoneyDb {
  * with no difference (settlement is asynchronous, so the ledger is given time to catch up).
  * Resolves with how many transactions the reconciliation compared.
  */
-export async function expectReconciled(merchantId: string): Promise<number> {
+export async function expectReconciled(merchantId: string, env: Record<string, string> = {}): Promise<number> {
   const { reconcile, ledger } = await eventually(
     async () => {
       const both = {
-        reconcile: await runCliRaw<Json>(['acquirer:reconcile', '--merchant', merchantId]),
-        ledger: await runCliRaw<Json>(['ledger:verify', '--merchant', merchantId]),
+        reconcile: await runCliRaw<Json>(['acquirer:reconcile', '--merchant', merchantId], env),
+        ledger: await runCliRaw<Json>(['ledger:verify', '--merchant', merchantId], env),
       };
       expect(both.ledger.json?.differences).toEqual([]);
       return both;

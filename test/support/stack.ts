@@ -3,7 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, logTail, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from '../../scripts/lib/local-servers';
+import {
+  freePort,
+  logTail,
+  PrivateServer,
+  startPgBouncer,
+  startPrivatePostgresCluster,
+  startPrivateRedisServer,
+} from '../../scripts/lib/local-servers';
 import { merchantInternalId } from '../../scripts/lib/database';
 import {
   AppName,
@@ -308,6 +315,23 @@ export async function startPrivatePostgres(): Promise<PrivateServer> {
       forget();
     },
   });
+}
+
+/**
+ * A PgBouncer of its own in transaction mode on a spare port, in front of the server `upstream`
+ * names, admitting its user (the owner: first, so it may open the admin console) and `users`.
+ */
+export async function startPrivatePgBouncer(upstream: string, users: readonly string[]): Promise<PrivateServer> {
+  const owner = decodeURIComponent(new URL(upstream).username) || 'postgres';
+  const server = await startPgBouncer({ dir: mkdtempSync(join(tmpdir(), 'gwpgb-')), upstream, users: [owner, ...users] });
+  // Its command line names its settings file, in its own folder: that is what we can recognise.
+  return tracked(server, (pid) => ({
+    kind: 'process',
+    pid,
+    label: `private pgbouncer ${server.port}`,
+    marker: server.dir,
+    dir: server.dir,
+  }));
 }
 
 /** Keeps the cleanup record pointing at the current process across stop/start. */

@@ -65,7 +65,7 @@ import { RetentionRunCommand } from './retention/retention.commands';
       provide: DataSource,
       inject: [CliConfig],
       useFactory: async (cfg: CliConfig) => {
-        const db = await new DataSource(dataSourceOptions(cfg.base.databaseUrl, 2)).initialize();
+        const db = await new DataSource(dataSourceOptions(cfg.base, 2)).initialize();
         // The operator's commands run as gateway_operator; as a superuser or the tables' owner only outside production.
         const problem = identityProblem(await databaseIdentity(db), 'cli');
         if (problem && cfg.base.nodeEnv === 'production') {

@@ -14,7 +14,7 @@ export function appImports(app: Exclude<RoleOwner, 'cli'>, base: BaseConfig, dbP
     loggingModule(app, base.logLevel),
     // retryAttempts 0: a Postgres that is down at boot fails the boot loudly instead of hanging;
     // once running, the pool reconnects by itself when Postgres returns.
-    TypeOrmModule.forRoot({ ...dataSourceOptions(base.databaseUrl, dbPoolSize), retryAttempts: 0 }),
+    TypeOrmModule.forRoot({ ...dataSourceOptions(base, dbPoolSize), retryAttempts: 0 }),
     DatabaseRoleCheckModule.forRoot(app, base),
     OpsModule.forRoot({ app, redis: base.redis }),
     ...retentionModule(app, base),

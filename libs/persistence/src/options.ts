@@ -1,4 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
+import { PREPARED_STATEMENTS } from './prepared';
 import { Init1763800000000 } from './migrations/1763800000000-init';
 import { Transactions1763900000000 } from './migrations/1763900000000-transactions';
 import { Settlement1764000000000 } from './migrations/1764000000000-settlement';
@@ -48,8 +49,16 @@ export const MIGRATIONS = [
   TokenFacts1765800000000,
 ];
 
+/** How the gateway's connections to Postgres are made (DATABASE_URL, DB_POOL_SIZE, DATABASE_PREPARED_STATEMENTS). */
+export interface DatabaseSettings {
+  databaseUrl: string;
+  /** Default true. False behind a pooler in transaction mode: preparedStatement() then sends unnamed statements. */
+  preparedStatements?: boolean;
+}
+
 /** One definition for apps, the CLI and the migration runner; synchronize is never on. */
-export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
+export function dataSourceOptions(db: DatabaseSettings | string, poolSize = 10): DataSourceOptions {
+  const { databaseUrl, preparedStatements = true } = typeof db === 'string' ? { databaseUrl: db } : db;
   return {
     type: 'postgres',
     url: databaseUrl,
@@ -59,6 +68,7 @@ export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourc
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    extra: { max: poolSize, connectionTimeoutMillis: 3000 },
+    // node-postgres ignores the keys it does not know; preparedStatement() reads its own from here.
+    extra: { max: poolSize, connectionTimeoutMillis: 3000, [PREPARED_STATEMENTS]: preparedStatements },
   };
 }

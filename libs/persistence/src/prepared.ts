@@ -1,6 +1,9 @@
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 
+/** The key in a data source's `extra` (dataSourceOptions) that says whether preparedStatement() names its statements. */
+export const PREPARED_STATEMENTS = 'gatewayPreparedStatements';
+
 /**
  * A statement of the hot path, named, so each pooled connection parses and plans it once and then
  * only binds and executes it (why: docs/performance.md). It runs on the pool TypeORM opened, past TypeORM's query runner, and
@@ -8,9 +11,23 @@ import type { DataSource, EntityManager } from 'typeorm';
  * SQLSTATE in `code`, as through TypeORM.
  *
  * Inside a transaction pass its EntityManager: the statement runs on that transaction's connection.
+ *
+ * With DATABASE_PREPARED_STATEMENTS=false (the data source's settings, dataSourceOptions) the same
+ * SQL goes unnamed: parsed and planned at every call, but nothing is left on the server
+ * connection, which a pooler in transaction mode may hand to another client next.
  */
 export function preparedStatement<R>(name: string, text: string): (db: DataSource | EntityManager, values: unknown[]) => Promise<R[]> {
-  return async (db, values) => (await connectionOf(db).query<R & object>({ name, text, values })).rows;
+  return async (db, values) => {
+    const query = namesStatements(db) ? { name, text, values } : { text, values };
+    return (await connectionOf(db).query<R & object>(query)).rows;
+  };
+}
+
+/** The data source's setting (dataSourceOptions); a data source made without it names its statements. */
+function namesStatements(db: DataSource | EntityManager): boolean {
+  const source = 'driver' in db ? db : db.connection;
+  const extra = (source.options as { extra?: Record<string, unknown> }).extra;
+  return extra?.[PREPARED_STATEMENTS] !== false;
 }
 
 function connectionOf(db: DataSource | EntityManager): Pool | PoolClient {

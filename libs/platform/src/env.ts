@@ -93,6 +93,12 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export interface BaseConfig {
   nodeEnv: 'development' | 'test' | 'production';
   databaseUrl: string;
+  /**
+   * Whether the hot path's statements go to Postgres as named (prepared) statements. Off behind a
+   * pooler in transaction mode (PgBouncer 1.18), where consecutive transactions of one client may
+   * land on different server connections, which do not know each other's statements.
+   */
+  preparedStatements: boolean;
   redis: RedisTarget;
   queuePrefix: string;
   /** Jobs in flight per pattern in a worker process, e.g. WORKER_CONCURRENCY=token.add=32,token.retrieve=64. */
@@ -110,6 +116,7 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
   return {
     nodeEnv: r.oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const),
     databaseUrl: r.url('DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
+    preparedStatements: r.bool('DATABASE_PREPARED_STATEMENTS', true),
     redis: readRedisTarget(r),
     queuePrefix: r.str('QUEUE_PREFIX', 'gw'),
     workerConcurrency: r.parse('WORKER_CONCURRENCY', () => parseConcurrency(r.optional('WORKER_CONCURRENCY') ?? '')) ?? {},
