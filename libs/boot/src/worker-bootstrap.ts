@@ -12,6 +12,8 @@ export interface WorkerBoot {
   requiredPatterns: readonly string[];
   concurrency?: Record<string, number>;
   defaultConcurrency?: number;
+  /** Queues this worker feeds itself (not through the transport) whose depth its /metrics also exports. */
+  observeQueues?: string[];
 }
 
 /**
@@ -31,6 +33,7 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
     requiredPatterns: [...opts.requiredPatterns],
     concurrency: { ...opts.concurrency, ...opts.base.workerConcurrency },
     defaultConcurrency: opts.defaultConcurrency,
+    observeQueues: opts.observeQueues,
   });
   app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });
   drainOnSignals(app, logger, () => transport.close());

@@ -6,6 +6,7 @@ import { runWithCorrelationId } from '@app/platform/correlation';
 import { jobsProcessed } from '@app/platform/metrics';
 import { BullMqContext } from './bullmq.context';
 import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
+import { QueueDepthReader } from './queue-metrics';
 import { redisOptionsFromUrl } from './redis-options';
 import { safeError, safeErrorText } from '@app/platform/safe-error';
 
@@ -17,6 +18,8 @@ export interface BullMqServerOptions {
   /** Worker concurrency per pattern (jobs in flight at once in this process). */
   concurrency?: Record<string, number>;
   defaultConcurrency?: number;
+  /** More queues whose depth this worker's /metrics exports, beside the ones it consumes here (e.g. the notifier's delivery queue). */
+  observeQueues?: string[];
 }
 
 /** Nest types message handlers `any` in and out; this transport only passes their input and result on, so `unknown` is enough. */
@@ -35,6 +38,7 @@ const INTERNAL: RemoteErrorPayload = {
 export class BullMqServer extends Server implements CustomTransportStrategy {
   private readonly workers: Worker[] = [];
   private publisher?: Redis;
+  private depth?: QueueDepthReader;
 
   constructor(private readonly options: BullMqServerOptions) {
     super();
@@ -64,6 +68,12 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
         this.workers.push(worker);
       }
       await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+      // The depth of what this worker consumes, for autoscaling (read on the replies' connection, at scrape time).
+      this.depth = new QueueDepthReader({
+        connection: this.publisher,
+        prefix: this.options.prefix ?? 'gw',
+        queues: [...this.messageHandlers.keys(), ...(this.options.observeQueues ?? [])],
+      });
       callback();
     } catch (e) {
       callback(e);
@@ -74,6 +84,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
+    await this.depth?.close();
     await this.publisher?.quit().catch(() => undefined);
   }
 

@@ -102,6 +102,8 @@ export interface BaseConfig {
   keepFailedJobsS: number;
   dataDir: string;
   logLevel: string;
+  /** This process's name among its app's replicas (tokenizer-2, a pod's name), carried on every log line. */
+  replica?: string;
 }
 
 export function readBaseConfig(r: EnvReader): BaseConfig {
@@ -115,6 +117,7 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     keepFailedJobsS: r.int('KEEP_FAILED_JOBS_S', 7 * 24 * 3600, 0, 90 * 24 * 3600),
     dataDir: r.str('DATA_DIR', '.data'),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    replica: r.optional('REPLICA_NAME'),
   };
 }
 
