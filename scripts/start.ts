@@ -447,7 +447,7 @@ function shortPath(p: string): string {
 
 async function main(): Promise<void> {
   installSignalHandlers();
-  // Checked before anything is built or started: a mistyped --scale costs nothing.
+  // Checked before anything starts: a mistyped --scale costs nothing.
   let scale: Scale;
   try {
     scale = scaleFromArgs(process.argv.slice(2));
