@@ -43,6 +43,8 @@ export interface StartAppOptions {
 
 export interface AppHandle {
   name: AppName;
+  /** How it is named in messages and its log file: the app's name, or e.g. tokenizer-2 for a replica. */
+  label: string;
   proc: ChildProcess;
   pid: number;
   /** PORT for the api, HEALTH_PORT for a worker: where /health and /metrics answer. */
@@ -94,6 +96,7 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
 
   const handle: AppHandle = {
     name,
+    label,
     proc: app.proc,
     pid: app.pid,
     port,

@@ -38,8 +38,8 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
   app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });
   drainOnSignals(app, logger, () => transport.close());
   await app.startAllMicroservices();
-  await app.listen(opts.healthPort, '127.0.0.1');
-  logger.log(`${opts.app} worker up; health on http://127.0.0.1:${opts.healthPort}/health`);
+  await app.listen(opts.healthPort, opts.base.healthHost);
+  logger.log(`${opts.app} worker up; health on http://${opts.base.healthHost}:${opts.healthPort}/health`);
   return app;
 }
 

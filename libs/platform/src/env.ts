@@ -102,6 +102,8 @@ export interface BaseConfig {
   keepFailedJobsS: number;
   dataDir: string;
   logLevel: string;
+  /** Where a worker's /health and /metrics listen: loopback by default, 0.0.0.0 where probes and scrapes come from outside (Kubernetes). */
+  healthHost: string;
   /** This process's name among its app's replicas (tokenizer-2, a pod's name), carried on every log line. */
   replica?: string;
 }
@@ -117,6 +119,7 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     keepFailedJobsS: r.int('KEEP_FAILED_JOBS_S', 7 * 24 * 3600, 0, 90 * 24 * 3600),
     dataDir: r.str('DATA_DIR', '.data'),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    healthHost: r.str('HEALTH_HOST', '127.0.0.1'),
     replica: r.optional('REPLICA_NAME'),
   };
 }
