@@ -1,16 +1,17 @@
 import { expectReconciled, Json, MoneyDb, saleBody } from '../support/money';
 import { LOCAL_LISTENER_ENV } from '../support/deliveries';
 import { Listener } from '../support/listener';
+import { samples } from '../support/metrics';
 import {
   AppHandle,
   AppName,
   APP_NAMES,
+  approvedRecipients,
   createMerchant,
   eventually,
   HttpResult,
   MerchantCredentials,
   post,
-  runCli,
   startApp,
 } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
@@ -22,23 +23,13 @@ const REPLICAS = 2;
 const READY_TIMEOUT_MS = 120_000;
 /** Eight processes share the test Postgres (and its connection limit) with the other suites: small pools. */
 const DB_POOL_SIZE = '5';
+/** Fast local deliveries, with room for a loaded machine's slow answers before an attempt counts as timed out. */
+const NOTIFIER_ENV = { ...LOCAL_LISTENER_ENV, WEBHOOK_TIMEOUT_MS: '10000' };
 /** Operations of each kind (six kinds), all sent at once across the two apis. */
 const PER_KIND = 8;
 
 type Kind = 'card' | 'card+split' | 'token' | 'token+split' | 'authorize+capture' | 'authorize+cancel';
 const KINDS: Kind[] = ['card', 'card+split', 'token', 'token+split', 'authorize+capture', 'authorize+cancel'];
-
-/** The samples of one metric in a /metrics text, by their labels (`queue="x"` → { queue: 'x' }). */
-function samples(text: string, name: string): { labels: Record<string, string>; value: number }[] {
-  return text
-    .split('\n')
-    .map((line) => /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null && m[1] === name)
-    .map((m) => ({
-      labels: Object.fromEntries([...(m[2] ?? '').matchAll(/([a-z_]+)="([^"]*)"/g)].map((l) => [l[1], l[2]])),
-      value: Number(m[3]),
-    }));
-}
 
 const metricsOf = async (app: AppHandle): Promise<string> => (await fetch(`${app.url}/metrics`)).text();
 
@@ -71,7 +62,7 @@ describe('two replicas of every app under load', () => {
         Array.from({ length: REPLICAS }, (_, i) =>
           startApp(
             name,
-            { REPLICA_NAME: `${name}-${i + 1}`, DB_POOL_SIZE, ...(name === 'notifier' ? LOCAL_LISTENER_ENV : {}) },
+            { REPLICA_NAME: `${name}-${i + 1}`, DB_POOL_SIZE, ...(name === 'notifier' ? NOTIFIER_ENV : {}) },
             { label: `${name}-${i + 1}`, readyTimeoutMs: READY_TIMEOUT_MS },
           ),
         ),
@@ -83,17 +74,7 @@ describe('two replicas of every app under load', () => {
     apps.push(...workers.flat());
     shop = merchant;
     apps.push(...(await boot('api')));
-    for (let i = 0; i < 2; i++) {
-      const { recipientId } = await runCli<{ recipientId: string }>([
-        'recipient:create',
-        '--merchant',
-        shop.merchantId,
-        '--name',
-        `seller ${i}`,
-      ]);
-      await runCli(['recipient:approve', '--recipient', recipientId]);
-      recipients.push(recipientId);
-    }
+    recipients.push(...(await approvedRecipients(shop.merchantId, 2)));
     const added = await post(of('api')[0].url, '/v1/token/add', {
       'transaction-request': {
         version: '1.0.0',
@@ -228,16 +209,19 @@ describe('two replicas of every app under load', () => {
       if (sale.kind !== 'authorize+cancel') expect(Number(row.parties)).toBe(sale.kind.endsWith('+split') ? 3 : 1);
     }
 
-    // Each status change delivered once: one delivery per event, all succeeded at the first
-    // attempt, and the listener saw each webhook-id once.
+    // Each status change delivered once: one delivery per event, succeeded by exactly one attempt
+    // (an attempt the notifier gave up on in time, then retried, is the at-least-once contract,
+    // not a race; two replicas sending one delivery would show two successful attempts), and the
+    // listener saw each webhook-id once per recorded attempt, never more.
     const [{ n: events }] = await db.query<{ n: string }>(
       `SELECT count(*) AS n FROM outbox WHERE event = 'transaction.status_changed' AND aggregate_id = ANY($1::uuid[])`,
       [ids],
     );
     const deliveries = await eventually(
       async () => {
-        const rows = await db.query<{ id: string; status: string; attempts: number }>(
-          `SELECT id, status, attempts FROM deliveries WHERE merchant_id = $1`,
+        const rows = await db.query<{ id: string; status: string; attempts: string; ok: string }>(
+          `SELECT d.id, d.status, count(a.id) AS attempts, count(a.id) FILTER (WHERE a.http_status BETWEEN 200 AND 299) AS ok
+           FROM deliveries d LEFT JOIN delivery_attempts a ON a.delivery_id = d.id WHERE d.merchant_id = $1 GROUP BY d.id`,
           [shop.internalId],
         );
         expect(rows.filter((d) => d.status === 'succeeded')).toHaveLength(Number(events));
@@ -246,12 +230,14 @@ describe('two replicas of every app under load', () => {
       { timeoutMs: 30_000 },
     );
     expect(deliveries).toHaveLength(Number(events));
-    expect(deliveries.filter((d) => d.attempts !== 1)).toEqual([]);
+    expect(deliveries.filter((d) => Number(d.ok) !== 1)).toEqual([]);
     const hooks = listener.at('/hooks');
-    const webhookIds = hooks.map((h) => h.headers['webhook-id']);
-    expect(new Set(webhookIds).size).toBe(hooks.length);
-    expect(hooks).toHaveLength(Number(events));
-    expect(new Set(webhookIds)).toEqual(new Set(deliveries.map((d) => d.id)));
+    const receipts = new Map<string, number>();
+    for (const h of hooks) receipts.set(String(h.headers['webhook-id']), (receipts.get(String(h.headers['webhook-id'])) ?? 0) + 1);
+    expect(new Set(receipts.keys())).toEqual(new Set(deliveries.map((d) => d.id)));
+    expect(deliveries.filter((d) => receipts.get(d.id) !== Number(d.attempts))).toEqual([]);
+    const retried = deliveries.filter((d) => Number(d.attempts) > 1).length;
+    process.stdout.write(`replicas: ${deliveries.length} deliveries, ${retried} needed more than one attempt\n`);
     // At least one webhook per sale (its first status).
     expect(new Set(hooks.map((h) => h.transactionId?.toLowerCase())).size).toBe(sales.length);
 

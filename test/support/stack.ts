@@ -232,6 +232,17 @@ export async function createMerchant(name: string, env: Record<string, string> =
   return { ...printed, internalId: await internalIdOf(printed.merchantId, env.DATABASE_URL ?? process.env.DATABASE_URL!) };
 }
 
+/** `n` approved recipients of a merchant (recipient:create, then recipient:approve), named seller 0, seller 1… */
+export async function approvedRecipients(merchantId: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const { recipientId } = await runCli<{ recipientId: string }>(['recipient:create', '--merchant', merchantId, '--name', `seller ${i}`]);
+    await runCli(['recipient:approve', '--recipient', recipientId]);
+    ids.push(recipientId);
+  }
+  return ids;
+}
+
 /** The internal id (UUID) of the merchant with this public id. */
 export const internalIdOf = (publicId: string, databaseUrl = process.env.DATABASE_URL!): Promise<string> =>
   merchantInternalId(databaseUrl, publicId);

@@ -6,20 +6,14 @@ import { register } from 'prom-client';
 import { lastValueFrom } from 'rxjs';
 import { BullMqClient, BullMqServer, QueueDepthReader } from '@app/messaging';
 import { redisOptionsFromUrl } from '@app/messaging/redis-options';
+import { sampleValue } from '../support/metrics';
 import { eventually, PrivateServer, startPrivateRedis } from '../support/stack';
 
 jest.setTimeout(60_000);
 
-/** One sample of the registry's text format, e.g. value('queue_waiting_jobs', { queue: 'x' }); undefined when absent. */
+/** The value of one sample of this process's registry, e.g. value('queue_waiting_jobs', { queue: 'x' }); undefined when absent. */
 async function value(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-  const text = await register.metrics();
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-z_]+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
-  }
-  return undefined;
+  return sampleValue(await register.metrics(), name, labels);
 }
 
 /**
