@@ -11,7 +11,19 @@ import { join, relative, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { APPS, appEntry, cliEntry, LaunchedApp, launchApp, migrateDatabase, runOperatorCli, stopApp, waitForHealth } from './lib/launcher';
+import {
+  AppName,
+  APPS,
+  appEntry,
+  cliEntry,
+  LaunchedApp,
+  launchApp,
+  migrateDatabase,
+  runOperatorCli,
+  stopApp,
+  waitForHealth,
+} from './lib/launcher';
+import { replicaName, replicaPorts, Scale, scaleFromArgs } from './lib/scale';
 import {
   databaseName,
   DEFAULT_DATABASE_URL,
@@ -301,35 +313,41 @@ function appEnvironment(keys: KeySet, dataDir: string, infra: { databaseUrl: str
 // ---------------------------------------------------------------------------------------------
 // The apps
 
-async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string): Promise<LaunchedApp[]> {
+async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string, scale: Scale): Promise<LaunchedApp[]> {
   const host = env.HOST || '127.0.0.1';
   // An API bound to every interface is still reached on loopback for the health check.
   const healthHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   // Every port settled before anything starts, so a busy API port stops us with nothing to undo.
-  const ports = new Map<string, number>();
-  for (const spec of APPS) ports.set(spec.name, await appPort(spec.name, spec.defaultPort, env));
+  const first = {} as Record<AppName, number>;
+  for (const spec of APPS) first[spec.name] = await appPort(spec.name, spec.defaultPort, env);
+  const defaults = Object.fromEntries(APPS.map((a) => [a.name, a.name === 'api' ? first.api : a.defaultPort])) as Record<AppName, number>;
+  const ports = await replicaPorts(scale, defaults, first, (port) => isPortFree(port, port === first.api ? healthHost : '127.0.0.1'));
   for (const spec of APPS) {
-    const logFile = join(logsDir, `${spec.name}.log`);
-    // Keep the previous run's log: after a crash, the interesting lines are usually there.
-    if (existsSync(logFile)) renameSync(logFile, `${logFile}.1`);
-    // Each app as its own database role (the migration, above, ran as DATABASE_URL's user: the owner).
-    // Own process group: a terminal Ctrl-C reaches only us, and we stop the apps in order.
-    const app = launchApp({
-      root,
-      name: spec.name,
-      env,
-      port: ports.get(spec.name)!,
-      logFile,
-      healthHost: spec.name === 'api' ? healthHost : '127.0.0.1',
-      detached: true,
-      console: true,
-    });
-    void app.exited.then(({ code, signal }) => {
-      if (!app.stopRequested) onUnexpectedExit(app, signal ? `killed by ${signal}` : `exit code ${code}`);
-    });
-    running.push(app);
-    // Undo runs newest first: the API stops before the workers, so no new work arrives while they drain.
-    undo.push({ what: `stop ${spec.name}`, run: () => stopApp(app, { say }).then(() => undefined) });
+    for (let i = 0; i < scale[spec.name]; i++) {
+      const label = replicaName(spec.name, i + 1, scale[spec.name]);
+      const logFile = join(logsDir, `${label}.log`);
+      // Keep the previous run's log: after a crash, the interesting lines are usually there.
+      if (existsSync(logFile)) renameSync(logFile, `${logFile}.1`);
+      // Each app as its own database role (the migration, above, ran as DATABASE_URL's user: the owner).
+      // Own process group: a terminal Ctrl-C reaches only us, and we stop the apps in order.
+      const app = launchApp({
+        root,
+        name: spec.name,
+        label,
+        env: { ...env, REPLICA_NAME: label },
+        port: ports[spec.name][i],
+        logFile,
+        healthHost: spec.name === 'api' ? healthHost : '127.0.0.1',
+        detached: true,
+        console: true,
+      });
+      void app.exited.then(({ code, signal }) => {
+        if (!app.stopRequested) onUnexpectedExit(app, signal ? `killed by ${signal}` : `exit code ${code}`);
+      });
+      running.push(app);
+      // Undo runs newest first: the API stops before the workers, so no new work arrives while they drain.
+      undo.push({ what: `stop ${label}`, run: () => stopApp(app, { say }).then(() => undefined) });
+    }
   }
   return running;
 }
@@ -351,7 +369,7 @@ async function appPort(name: string, defaultPort: number, env: NodeJS.ProcessEnv
 
 function onUnexpectedExit(app: LaunchedApp, how: string): void {
   if (shuttingDown) return;
-  say(`\n${app.name} exited unexpectedly (${how}). Last lines of ${shortPath(app.logFile)}:`);
+  say(`\n${app.label} exited unexpectedly (${how}). Last lines of ${shortPath(app.logFile)}:`);
   say(logTail(app.logFile, 15));
   say('stopping the other apps');
   void shutdown(1);
@@ -364,10 +382,10 @@ async function waitUntilHealthy(apps: LaunchedApp[]): Promise<void> {
         await waitForHealth(app, HEALTH_TIMEOUT_MS, 300);
       } catch {
         throw new StartError(
-          `${app.name} did not become healthy at ${app.url}/health within ${HEALTH_TIMEOUT_MS / 1000} s. Last lines of ${shortPath(app.logFile)}:\n${logTail(app.logFile, 15)}`,
+          `${app.label} did not become healthy at ${app.url}/health within ${HEALTH_TIMEOUT_MS / 1000} s. Last lines of ${shortPath(app.logFile)}:\n${logTail(app.logFile, 15)}`,
         );
       }
-      say(`${app.name}: healthy`);
+      say(`${app.label}: healthy, /health and /metrics on ${app.url}`);
     }),
   );
 }
@@ -376,17 +394,30 @@ function printWelcome(
   merchant: SandboxMerchant,
   operator: DevOperator | undefined,
   dataDir: string,
-  api: LaunchedApp,
+  apps: LaunchedApp[],
   env: NodeJS.ProcessEnv,
 ): void {
-  const base = `http://${env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1'}:${api.port}`;
+  const apiHost = env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1';
+  const apis = apps.filter((a) => a.name === 'api');
+  const base = `http://${apiHost}:${apis[0].port}`;
   say('');
   say(`Sandbox merchant (saved in ${shortPath(join(dataDir, 'sandbox-merchant.json'))}):`);
   say(`  merchantId     ${merchant.merchantId}`);
   say(`  merchantKey    ${merchant.merchantKey}`);
   say(`  webhookSecret  ${merchant.webhookSecret}`);
   say('');
+  say('Processes (each with /health and /metrics):');
+  const width = Math.max(...apps.map((a) => a.label.length));
+  for (const app of apps) say(`  ${app.label.padEnd(width)}  pid ${String(app.pid).padEnd(7)} ${app.url}`);
+  say('');
   say(`API listening on ${base}`);
+  if (apis.length > 1)
+    say(
+      `  (and on ${apis
+        .slice(1)
+        .map((a) => `http://${apiHost}:${a.port}`)
+        .join(', ')}: put a balancer in front to share the load)`,
+    );
   say(`API docs: ${base}/docs`);
   if (operator) {
     say(`Development admin (saved in ${shortPath(join(dataDir, 'dev-operator.json'))}): ${operator.operator}`);
@@ -396,7 +427,7 @@ function printWelcome(
   say(
     `Operator CLI: DATABASE_URL=${redactUrl(roleUrl(env.DATABASE_URL!, 'cli', {}))} npm run cli -- <command> (the operator's database role)`,
   );
-  say(`Logs: ${shortPath(join(dataDir, 'logs'))}/<app>.log. Ctrl-C stops everything.`);
+  say(`Logs: ${shortPath(join(dataDir, 'logs'))}/<app>.log (a replica's: <app>-<n>.log). Ctrl-C stops everything.`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -416,6 +447,13 @@ function shortPath(p: string): string {
 
 async function main(): Promise<void> {
   installSignalHandlers();
+  // Checked before anything starts: a mistyped --scale costs nothing.
+  let scale: Scale;
+  try {
+    scale = scaleFromArgs(process.argv.slice(2));
+  } catch (e) {
+    throw new StartError((e as Error).message);
+  }
   const root = repoRoot();
   // Absolute, because the children resolve it against their own working directory.
   const dataDir = resolve(process.env.DATA_DIR || '.data');
@@ -435,15 +473,9 @@ async function main(): Promise<void> {
   const operator = await ensureDevOperator(root, dataDir, env);
   if (operator) env.GATEWAY_OPERATOR_TOKEN = operator.token;
   const merchant = await ensureSandboxMerchant(root, dataDir, env);
-  const apps = await startApps(root, env, logsDir);
+  const apps = await startApps(root, env, logsDir, scale);
   await waitUntilHealthy(apps);
-  printWelcome(
-    merchant,
-    operator,
-    dataDir,
-    apps.find((a) => a.name === 'api')!,
-    env,
-  );
+  printWelcome(merchant, operator, dataDir, apps, env);
   // From here on the child processes keep us alive until a signal or a crash.
 }
 

@@ -3,7 +3,17 @@ import { Queue } from 'bullmq';
 import { queueOn } from '@app/messaging';
 import { testRedis } from '../support/redis';
 import { computeSplit, payableCells, processingFee } from '@app/split';
-import { createMerchant, eventually, MerchantCredentials, post, runCli, runCliRaw, Stack, startStack } from '../support/stack';
+import {
+  approvedRecipients,
+  createMerchant,
+  eventually,
+  MerchantCredentials,
+  post,
+  runCli,
+  runCliRaw,
+  Stack,
+  startStack,
+} from '../support/stack';
 import { CANARY_CARDS, CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 
 jest.setTimeout(240_000);
@@ -76,17 +86,7 @@ describe('split settlement', () => {
     stack = await startStack();
     shop = await createMerchant('marketplace');
     other = await createMerchant('other marketplace');
-    for (let i = 0; i < 4; i++) {
-      const { recipientId } = await runCli<{ recipientId: string }>([
-        'recipient:create',
-        '--merchant',
-        shop.merchantId,
-        '--name',
-        `seller ${i}`,
-      ]);
-      await runCli(['recipient:approve', '--recipient', recipientId]);
-      r.push(recipientId);
-    }
+    r.push(...(await approvedRecipients(shop.merchantId, 4)));
     pending = (await runCli<{ recipientId: string }>(['recipient:create', '--merchant', shop.merchantId, '--name', 'not yet'])).recipientId;
     foreign = (await runCli<{ recipientId: string }>(['recipient:create', '--merchant', other.merchantId, '--name', 'elsewhere']))
       .recipientId;

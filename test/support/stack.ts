@@ -50,6 +50,8 @@ export interface StartAppOptions {
 
 export interface AppHandle {
   name: AppName;
+  /** How it is named in messages and its log file: the app's name, or e.g. tokenizer-2 for a replica. */
+  label: string;
   proc: ChildProcess;
   pid: number;
   /** PORT for the api, HEALTH_PORT for a worker: where /health and /metrics answer. */
@@ -101,6 +103,7 @@ export async function startApp(name: AppName, env: Record<string, string> = {}, 
 
   const handle: AppHandle = {
     name,
+    label,
     proc: app.proc,
     pid: app.pid,
     port,
@@ -234,6 +237,17 @@ export function runCli<T = Record<string, unknown>>(args: string[], env: Record<
 export async function createMerchant(name: string, env: Record<string, string> = {}): Promise<MerchantCredentials> {
   const printed = await runCli<Omit<MerchantCredentials, 'internalId'>>(['merchant:create', '--name', name], env);
   return { ...printed, internalId: await internalIdOf(printed.merchantId, env.DATABASE_URL ?? process.env.DATABASE_URL!) };
+}
+
+/** `n` approved recipients of a merchant (recipient:create, then recipient:approve), named seller 0, seller 1… */
+export async function approvedRecipients(merchantId: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const { recipientId } = await runCli<{ recipientId: string }>(['recipient:create', '--merchant', merchantId, '--name', `seller ${i}`]);
+    await runCli(['recipient:approve', '--recipient', recipientId]);
+    ids.push(recipientId);
+  }
+  return ids;
 }
 
 /** The internal id (UUID) of the merchant with this public id. */

@@ -5,7 +5,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { exitOnBootFailure } from '@app/boot';
-import { drainOnSignals, httpRequests, requestIdOf, runWithCorrelationId } from '@app/platform';
+import { drainOnSignals, httpInFlight, httpRequests, requestIdOf, runWithCorrelationId } from '@app/platform';
 import { loadApiConfig } from './config/api.config';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { AppModule } from './app.module';
@@ -40,6 +40,9 @@ async function bootstrap(): Promise<void> {
   // handler in an Observable and two AsyncResource bindings per request. First of the hooks, so
   // every answer (a 415 too) names the id used: the caller's own when it was safe, else a new one.
   fastify.addHook('onRequest', (req, reply, done) => {
+    // In flight until the answer is sent or the caller goes away ('close' comes either way).
+    httpInFlight.inc();
+    reply.raw.once('close', () => httpInFlight.dec());
     reply.header('x-request-id', req.id);
     runWithCorrelationId(req.id, done);
   });

@@ -11,7 +11,7 @@ import { type BaseConfig, loggingModule, OpsModule } from '@app/platform';
  */
 export function appImports(app: Exclude<RoleOwner, 'cli'>, base: BaseConfig, dbPoolSize: number): DynamicModule[] {
   return [
-    loggingModule(app, base.logLevel),
+    loggingModule(app, base.logLevel, base.replica),
     // retryAttempts 0: a Postgres that is down at boot fails the boot loudly instead of hanging;
     // once running, the pool reconnects by itself when Postgres returns.
     TypeOrmModule.forRoot({ ...dataSourceOptions(base, dbPoolSize), retryAttempts: 0 }),

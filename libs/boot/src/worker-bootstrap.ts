@@ -12,6 +12,8 @@ export interface WorkerBoot {
   requiredPatterns: readonly string[];
   concurrency?: Record<string, number>;
   defaultConcurrency?: number;
+  /** Queues this worker feeds itself (not through the transport) whose depth its /metrics also exports. */
+  observeQueues?: string[];
 }
 
 /**
@@ -31,12 +33,13 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
     requiredPatterns: [...opts.requiredPatterns],
     concurrency: { ...opts.concurrency, ...opts.base.workerConcurrency },
     defaultConcurrency: opts.defaultConcurrency,
+    observeQueues: opts.observeQueues,
   });
   app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });
   drainOnSignals(app, logger, () => transport.close());
   await app.startAllMicroservices();
-  await app.listen(opts.healthPort, '127.0.0.1');
-  logger.log(`${opts.app} worker up; health on http://127.0.0.1:${opts.healthPort}/health`);
+  await app.listen(opts.healthPort, opts.base.healthHost);
+  logger.log(`${opts.app} worker up; health on http://${opts.base.healthHost}:${opts.healthPort}/health`);
   return app;
 }
 

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { currentCorrelationId } from '@app/platform/correlation';
 import type { RedisTarget } from '@app/platform/env';
 import { connectRedis, type RedisConnection } from '@app/platform/redis';
+import { replyWaits } from '@app/platform/metrics';
 import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from './errors';
 import { jobIdOf, JobEnvelope, ReplyMessage } from './job-envelope';
 import { queueOn } from './queue-keys';
@@ -23,6 +24,7 @@ export interface BullMqClientOptions {
 }
 
 interface Pending {
+  pattern: string;
   callback: (packet: WritePacket) => void;
   timer: NodeJS.Timeout;
 }
@@ -76,8 +78,7 @@ export class BullMqClient extends ClientProxy {
   }
 
   async close(): Promise<void> {
-    for (const p of this.pending.values()) clearTimeout(p.timer);
-    this.pending.clear();
+    for (const id of [...this.pending.keys()]) clearTimeout(this.take(id)!.timer);
     await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
     this.queues.clear();
     this.subscriber?.disconnect();
@@ -93,22 +94,24 @@ export class BullMqClient extends ClientProxy {
     const pattern = this.normalizePattern(packet.pattern as MsPattern);
     const jobId = jobIdOf(packet.data) ?? randomUUID();
     const timer = setTimeout(() => {
-      if (this.pending.delete(jobId)) callback({ err: new ReplyTimeoutError(pattern, this.replyTimeoutMs), isDisposed: true });
+      if (this.take(jobId)) callback({ err: new ReplyTimeoutError(pattern, this.replyTimeoutMs), isDisposed: true });
     }, this.replyTimeoutMs);
-    this.pending.set(jobId, { callback, timer });
+    // A second send with the same job id takes over the wait (as before); the gauge counts it once.
+    this.take(jobId);
+    this.pending.set(jobId, { pattern, callback, timer });
+    replyWaits.inc({ pattern });
     const envelope: JobEnvelope = { p: packet.data, r: this.replyChannel, c: currentCorrelationId() };
     // Request jobs may hold sealed card data: gone from Redis as soon as they complete.
     this.queue(pattern)
       .add(pattern, envelope, { jobId, removeOnComplete: true, removeOnFail: { age: Math.min(3600, this.keepFailedS) } })
       .catch((e) => {
-        if (!this.pending.delete(jobId)) return;
+        if (!this.take(jobId)) return;
         clearTimeout(timer);
         callback({ err: new TransportUnavailableError(pattern, e), isDisposed: true });
       });
     return () => {
-      const p = this.pending.get(jobId);
+      const p = this.take(jobId);
       if (p) clearTimeout(p.timer);
-      this.pending.delete(jobId);
     };
   }
 
@@ -137,12 +140,20 @@ export class BullMqClient extends ClientProxy {
     } catch {
       return;
     }
-    const p = this.pending.get(reply.id);
+    const p = this.take(reply.id);
     // A late reply (after its timeout) finds nothing to answer and is dropped.
     if (!p) return;
-    this.pending.delete(reply.id);
     clearTimeout(p.timer);
     p.callback(reply.err ? { err: new RemoteError(reply.err), isDisposed: true } : { response: reply.ok, isDisposed: true });
+  }
+
+  /** Ends the wait for a reply (answered, timed out, failed or disposed), keeping the reply-waits gauge true. */
+  private take(jobId: string): Pending | undefined {
+    const p = this.pending.get(jobId);
+    if (!p) return undefined;
+    this.pending.delete(jobId);
+    replyWaits.dec({ pattern: p.pattern });
+    return p;
   }
 
   private queue(pattern: string): Queue {

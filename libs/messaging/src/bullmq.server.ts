@@ -8,6 +8,7 @@ import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
 import { queueOn } from './queue-keys';
 import type { RedisTarget } from '@app/platform/env';
 import { BULLMQ_RECONNECT, connectRedis, type RedisConnection } from '@app/platform/redis';
+import { QueueDepthReader } from './queue-metrics';
 import { safeError, safeErrorText } from '@app/platform/safe-error';
 
 export interface BullMqServerOptions {
@@ -19,6 +20,8 @@ export interface BullMqServerOptions {
   /** Worker concurrency per pattern (jobs in flight at once in this process). */
   concurrency?: Record<string, number>;
   defaultConcurrency?: number;
+  /** More queues whose depth this worker's /metrics exports, beside the ones it consumes here (e.g. the notifier's delivery queue). */
+  observeQueues?: string[];
 }
 
 /** Nest types message handlers `any` in and out; this transport only passes their input and result on, so `unknown` is enough. */
@@ -39,6 +42,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
   private publisher?: RedisConnection;
   /** What each worker's connections are copied from (BullMQ duplicates it; never used itself). */
   private template?: RedisConnection;
+  private depth?: QueueDepthReader;
 
   constructor(private readonly options: BullMqServerOptions) {
     super();
@@ -74,6 +78,12 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
         this.workers.push(worker);
       }
       await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+      // The depth of what this worker consumes, for autoscaling (read on the replies' connection, at scrape time).
+      this.depth = new QueueDepthReader({
+        connection: this.publisher,
+        prefix: this.options.prefix ?? 'gw',
+        queues: [...this.messageHandlers.keys(), ...(this.options.observeQueues ?? [])],
+      });
       callback();
     } catch (e) {
       callback(e);
@@ -84,6 +94,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
+    await this.depth?.close();
     await this.publisher?.quit().catch(() => undefined);
     this.template?.disconnect();
   }

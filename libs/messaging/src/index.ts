@@ -6,3 +6,5 @@ export * from './errors';
 export { withJobId, safeJobId } from './job-envelope';
 export type { RemoteErrorPayload } from './job-envelope';
 export * from './queue-keys';
+export { QueueDepthReader } from './queue-metrics';
+export type { QueueDepth, QueueDepthOptions } from './queue-metrics';

@@ -110,6 +110,10 @@ export interface BaseConfig {
   logLevel: string;
   /** How long the tables that grow with traffic keep their rows (RETENTION_*). */
   retention: RetentionConfig;
+  /** Where a worker's /health and /metrics listen: loopback by default, 0.0.0.0 where probes and scrapes come from outside (Kubernetes). */
+  healthHost: string;
+  /** This process's name among its app's replicas (tokenizer-2, a pod's name), carried on every log line. */
+  replica?: string;
 }
 
 export function readBaseConfig(r: EnvReader): BaseConfig {
@@ -125,6 +129,8 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     dataDir: r.str('DATA_DIR', '.data'),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     retention: readRetentionConfig(r),
+    healthHost: r.str('HEALTH_HOST', '127.0.0.1'),
+    replica: r.optional('REPLICA_NAME'),
   };
 }
 

@@ -99,7 +99,8 @@ export const SAFE_LOG_OPTIONS = {
   },
 } satisfies pino.LoggerOptions;
 
-export function loggingModule(app: string, level: string): DynamicModule {
+export function loggingModule(app: string, level: string, replica?: string): DynamicModule {
+  const replicaField = replica ? { replica } : {};
   guardProcessErrors(app);
   return LoggerModule.forRoot({
     pinoHttp: [
@@ -111,7 +112,7 @@ export function loggingModule(app: string, level: string): DynamicModule {
         // Ties worker log lines to the request that caused them.
         mixin: () => {
           const correlationId = currentCorrelationId();
-          return correlationId ? { correlationId } : {};
+          return correlationId ? { ...replicaField, correlationId } : replicaField;
         },
         // Decided on the bare path (no query string), without the card check pathOf adds for logging.
         autoLogging: { ignore: (req) => UNLOGGED_PATHS.has((req.url ?? '').split('?', 1)[0]) },

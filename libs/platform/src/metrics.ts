@@ -1,4 +1,4 @@
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 
 export const httpRequests = new Histogram({
   name: 'http_request_duration_seconds',
@@ -18,4 +18,17 @@ export const retentionRowsPruned = new Counter({
   name: 'retention_rows_pruned_total',
   help: 'Rows removed by the retention passes, by table (a dropped partition counts its rows)',
   labelNames: ['table'],
+});
+
+/** Requests this api process has received and not finished answering: what its replicas' load balancer and autoscaler see. */
+export const httpInFlight = new Gauge({
+  name: 'http_requests_in_flight',
+  help: 'HTTP requests received and not yet answered (or abandoned by the caller)',
+});
+
+/** Requests sent to a worker whose reply this process is waiting for, by pattern: work the workers have not answered yet. */
+export const replyWaits = new Gauge({
+  name: 'queue_reply_waits',
+  help: "Requests waiting for a worker's reply, by pattern",
+  labelNames: ['pattern'],
 });

@@ -1,0 +1,150 @@
+import { Queue } from 'bullmq';
+import { Gauge } from 'prom-client';
+import type { RedisConnection } from '@app/platform/redis';
+import { queueOn } from './queue-keys';
+
+/**
+ * Queue depth for autoscaling, read from Redis when /metrics is scraped: per queue, how many jobs
+ * wait, run, are delayed (retries waiting out their backoff) or failed for good, and how long the
+ * oldest waiting job has waited. Every replica of a worker reports the same numbers (they are the
+ * queue's, not the process's): aggregate them with max, not sum.
+ *
+ * A scrape reads each queue with two round trips (BullMQ's counts script, then the head of the
+ * wait list and that job's timestamps), all queues at once, and gives up after `timeoutMs`: Redis
+ * slow or down leaves the gauges at their last values and `queue_depth_up` at 0, and /metrics
+ * still answers.
+ */
+
+export interface QueueDepthOptions {
+  /** An open connection of the process (shared: it is neither duplicated nor closed here). */
+  connection: RedisConnection;
+  prefix: string;
+  queues: readonly string[];
+  /** The longest a scrape waits for Redis. Default 1 s. */
+  timeoutMs?: number;
+}
+
+export interface QueueDepth {
+  waiting: number;
+  active: number;
+  delayed: number;
+  failed: number;
+  /** Seconds since the oldest waiting job became ready (added, or its delay ran out); 0 when none waits. */
+  oldestWaitingAgeS: number;
+}
+
+const LABELS = ['queue'] as const;
+
+/** The five gauges are collected one after another on the same scrape: one read of Redis serves them all. */
+const FRESH_FOR_MS = 500;
+
+const sources = new Set<QueueDepthReader>();
+let latest: { at: number; read: Promise<void> } | undefined;
+
+async function refresh(): Promise<void> {
+  if (latest && Date.now() - latest.at < FRESH_FOR_MS) return latest.read;
+  const read = Promise.all([...sources].map((s) => s.refresh())).then(() => undefined);
+  latest = { at: Date.now(), read };
+  return read;
+}
+
+function depthGauge(name: string, help: string, pick: (d: QueueDepth) => number): Gauge<'queue'> {
+  return new Gauge({
+    name,
+    help,
+    labelNames: LABELS,
+    async collect() {
+      await refresh();
+      for (const source of sources) for (const [queue, depth] of source.last) this.set({ queue }, pick(depth));
+    },
+  });
+}
+
+let registered = false;
+
+/** Registered with the first reader, so a process that reads no queue (the api) exports none of them. */
+function registerGauges(): void {
+  if (registered) return;
+  registered = true;
+  depthGauge('queue_waiting_jobs', 'Jobs waiting for a worker, per queue', (d) => d.waiting);
+  depthGauge('queue_active_jobs', 'Jobs being processed by some worker, per queue', (d) => d.active);
+  depthGauge('queue_delayed_jobs', 'Jobs delayed (retries waiting out their backoff), per queue', (d) => d.delayed);
+  depthGauge('queue_failed_jobs', 'Jobs that failed for good and are kept for inspection, per queue', (d) => d.failed);
+  depthGauge(
+    'queue_oldest_waiting_age_seconds',
+    'How long the oldest waiting job has been ready without a worker taking it (0 when none waits), per queue',
+    (d) => d.oldestWaitingAgeS,
+  );
+  new Gauge({
+    name: 'queue_depth_up',
+    help: "1 when the last scrape read every queue's depth from Redis, 0 when Redis failed or was too slow (the depth gauges then keep their last values)",
+    async collect() {
+      await refresh();
+      this.set([...sources].every((s) => s.ok) ? 1 : 0);
+    },
+  });
+}
+
+/** Reads the depth of some queues for the gauges above, from the moment it is created until `close`. */
+export class QueueDepthReader {
+  readonly last = new Map<string, QueueDepth>();
+  ok = true;
+  private readonly queues: Queue[];
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: QueueDepthOptions) {
+    this.timeoutMs = options.timeoutMs ?? 1_000;
+    this.queues = [...new Set(options.queues)].map((name) =>
+      new Queue(name, queueOn(options.connection, options.prefix, name)).on('error', () => undefined),
+    );
+    registerGauges();
+    sources.add(this);
+  }
+
+  /** The depth of every queue now; rejects when Redis fails or takes longer than the timeout. */
+  async read(): Promise<Map<string, QueueDepth>> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`queue depth not read within ${this.timeoutMs} ms`)), this.timeoutMs);
+    });
+    try {
+      const depths = await Promise.race([Promise.all(this.queues.map((q) => this.depthOf(q))), timeout]);
+      return new Map(this.queues.map((q, i) => [q.name, depths[i]]));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      for (const [queue, depth] of await this.read()) this.last.set(queue, depth);
+      this.ok = true;
+    } catch {
+      this.ok = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    sources.delete(this);
+    await Promise.all(this.queues.map((q) => q.close().catch(() => undefined)));
+  }
+
+  private async depthOf(queue: Queue): Promise<QueueDepth> {
+    const [counts, oldestWaitingAgeS] = await Promise.all([
+      queue.getJobCounts('waiting', 'active', 'delayed', 'failed'),
+      this.oldestAge(queue),
+    ]);
+    return { waiting: counts.waiting, active: counts.active, delayed: counts.delayed, failed: counts.failed, oldestWaitingAgeS };
+  }
+
+  /** Jobs enter the wait list at its head and workers take them from its tail: the tail is the oldest. */
+  private async oldestAge(queue: Queue): Promise<number> {
+    const id = await this.options.connection.lindex(queue.toKey('wait'), -1);
+    if (!id) return 0;
+    const [timestamp, delay] = await this.options.connection.hmget(queue.toKey(id), 'timestamp', 'delay');
+    // Taken by a worker between the two reads: nothing old waits at that moment.
+    if (!timestamp) return 0;
+    const readyAt = Number(timestamp) + Number(delay ?? 0);
+    return Math.max(0, (Date.now() - readyAt) / 1000);
+  }
+}
