@@ -188,7 +188,7 @@ describe('Kubernetes manifests', () => {
   describe.each(APPS.map((a) => [a.name, a] as const))('%s', (name, spec) => {
     const deployment = () => find('Deployment', name)!;
 
-    it('probes /health (readiness and liveness) on the port the app serves it on', () => {
+    it('probes /health (readiness) and /live (liveness) on the port the app serves them on', () => {
       const d = deployment();
       expect(d).toBeDefined();
       const c = containerOf(d);
@@ -198,10 +198,11 @@ describe('Kubernetes manifests', () => {
       expect(port).toBe(spec.defaultPort);
       // Reachable from the kubelet and Prometheus: not loopback.
       expect(config[name === 'api' ? 'HOST' : 'HEALTH_HOST']).toBe('0.0.0.0');
-      for (const probe of [c.readinessProbe, c.livenessProbe]) {
-        expect(probe?.httpGet?.path).toBe('/health');
-        expect(probePort(c, probe.httpGet.port)).toBe(port);
-      }
+      // Readiness follows Postgres and Redis; liveness only the process, so an outage of either
+      // takes replicas out of service without restarting them all at once.
+      expect(c.readinessProbe?.httpGet?.path).toBe('/health');
+      expect(c.livenessProbe?.httpGet?.path).toBe('/live');
+      for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probePort(c, probe.httpGet.port)).toBe(port);
       expect(d.spec.template.metadata.annotations).toMatchObject({ 'prometheus.io/port': String(port), 'prometheus.io/path': '/metrics' });
       expect(c.command).toEqual(['node', `dist/apps/${name}/src/main.js`]);
       // The selector picks this template's pods.

@@ -304,9 +304,12 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
   });
 
   describe('operations', () => {
-    it('serves /health, /metrics and an OpenAPI document of the token endpoints', async () => {
+    it('serves /health, /live, /metrics and an OpenAPI document of the token endpoints', async () => {
       const health = await fetch(`${stack.baseUrl}/health`);
       expect(health.status).toBe(200);
+      // Liveness: the process only, no dependency (the Kubernetes manifests probe it).
+      const live = await fetch(`${stack.baseUrl}/live`);
+      expect([live.status, await live.json()]).toEqual([200, { status: 'ok' }]);
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       expect(((await health.json()) as any).info).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });
       const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();

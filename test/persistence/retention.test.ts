@@ -130,10 +130,18 @@ describe('retention (real Postgres)', () => {
     await call('auth-old', 'authorize', 'TID-B', 91 * DAY); // nothing since: goes
     await call('cancel-old', 'cancel', 'TID-B', 90 * DAY + HOUR);
     await call('refused-no-tid', 'authorize', null, 95 * DAY); // goes
+    // Fences (no authorization, tid ''): each on its own age, not held by a younger fence.
+    await call('fence-old', 'cancel', '', 95 * DAY); // goes
+    await call('fence-young', 'cancel', '', DAY); // kept
     await call('auth-young', 'authorize', 'TID-C', 89 * DAY); // younger than 90 d: kept
     const [pass] = await pruner('tokenizer', ['sandbox_calls']).run();
-    expect(pass).toEqual({ table: 'sandbox_calls', rows: 3 });
-    expect(await rowsOf(`SELECT operation_key AS k FROM sandbox_calls`)).toEqual(['auth-recent-capture', 'auth-young', 'capture-recent']);
+    expect(pass).toEqual({ table: 'sandbox_calls', rows: 4 });
+    expect(await rowsOf(`SELECT operation_key AS k FROM sandbox_calls`)).toEqual([
+      'auth-recent-capture',
+      'auth-young',
+      'capture-recent',
+      'fence-young',
+    ]);
     // The books the reconciliation reads for TID-A (authorized 100 days ago, captured yesterday): whole.
     const [book] = await owner.query(
       `SELECT bool_or(kind = 'authorize') AS authorized, SUM(amount) FILTER (WHERE kind = 'capture')::int AS captured FROM sandbox_calls WHERE tid = 'TID-A'`,

@@ -102,6 +102,26 @@ describe('queue depth and reply-wait metrics (real Redis)', () => {
     expect(age).toBeLessThan(30);
   });
 
+  it('ages a job that waited out a delay from when it became ready, not from when it was added', async () => {
+    const name = 'qm.promoted';
+    const queue = new Queue(name, queueOn(redis, prefix, name));
+    const reader = new QueueDepthReader({ connection: redis, prefix, queues: [name] });
+    try {
+      // Added with a minute's delay, then made ready at once: BullMQ zeroes the job's delay and keeps its creation time.
+      const job = await queue.add('x', { n: 1 }, { delay: 60_000 });
+      await new Promise((r) => setTimeout(r, 1_200));
+      await job.promote();
+      const depth = (await reader.read()).get(name)!;
+      expect(depth.waiting).toBe(1);
+      // Created 1.2 s ago, ready just now: never counted from its creation.
+      expect(depth.oldestWaitingAgeS).toBeLessThan(1);
+    } finally {
+      await reader.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
+  });
+
   it('counts an event job that failed for good', async () => {
     await lastValueFrom(client.emit('qm.evt', { id: 'f' }));
     await eventually(async () => expect(await value('queue_failed_jobs', { queue: 'qm.evt' })).toBe(1), { timeoutMs: 10_000 });

@@ -29,7 +29,7 @@ export interface QueueDepth {
   active: number;
   delayed: number;
   failed: number;
-  /** Seconds since the oldest waiting job became ready (added, or its delay ran out); 0 when none waits. */
+  /** Seconds since the oldest waiting job became ready (added, or its delay ran out; see oldestAge); 0 when none waits. */
   oldestWaitingAgeS: number;
 }
 
@@ -91,6 +91,8 @@ export class QueueDepthReader {
   ok = true;
   private readonly queues: Queue[];
   private readonly timeoutMs: number;
+  /** Per queue, an attempted job at the tail of its wait list and when a scrape first found it there. */
+  private readonly tails = new Map<string, { id: string; since: number }>();
 
   constructor(private readonly options: QueueDepthOptions) {
     this.timeoutMs = options.timeoutMs ?? 1_000;
@@ -137,14 +139,50 @@ export class QueueDepthReader {
     return { waiting: counts.waiting, active: counts.active, delayed: counts.delayed, failed: counts.failed, oldestWaitingAgeS };
   }
 
-  /** Jobs enter the wait list at its head and workers take them from its tail: the tail is the oldest. */
+  /**
+   * Jobs enter the wait list at its head and workers take them from its tail: the tail is the oldest.
+   *
+   * When it became ready: a job never attempted became ready at its creation plus the delay it was
+   * added with (`opts.delay`: BullMQ zeroes the hash's own `delay` when it promotes the job, so that
+   * one says nothing). A job that has been attempted (a retry waiting out its backoff, a delivery
+   * put back under its listener's throttle) keeps its creation time through every retry, and when
+   * its backoff ran out is recorded nowhere: its age is counted from the first scrape that found it
+   * at the tail, so it may be low by up to one scrape interval, never high by its backoff.
+   */
   private async oldestAge(queue: Queue): Promise<number> {
     const id = await this.options.connection.lindex(queue.toKey('wait'), -1);
-    if (!id) return 0;
-    const [timestamp, delay] = await this.options.connection.hmget(queue.toKey(id), 'timestamp', 'delay');
+    if (!id) {
+      this.tails.delete(queue.name);
+      return 0;
+    }
+    const [timestamp, opts, attemptsMade, processedOn] = await this.options.connection.hmget(
+      queue.toKey(id),
+      'timestamp',
+      'opts',
+      'attemptsMade',
+      'processedOn',
+    );
     // Taken by a worker between the two reads: nothing old waits at that moment.
     if (!timestamp) return 0;
-    const readyAt = Number(timestamp) + Number(delay ?? 0);
-    return Math.max(0, (Date.now() - readyAt) / 1000);
+    const now = Date.now();
+    if (Number(attemptsMade ?? 0) > 0 || processedOn) {
+      const seen = this.tails.get(queue.name);
+      const since = seen?.id === id ? seen.since : now;
+      this.tails.set(queue.name, { id, since });
+      return (now - since) / 1000;
+    }
+    this.tails.delete(queue.name);
+    const readyAt = Number(timestamp) + addedDelayMs(opts);
+    return Math.max(0, (now - readyAt) / 1000);
+  }
+}
+
+/** The delay a job was added with, from its stored options (0 when none or unreadable). */
+function addedDelayMs(opts: string | null): number {
+  try {
+    const delay = (JSON.parse(opts ?? '{}') as { delay?: unknown }).delay;
+    return typeof delay === 'number' && Number.isFinite(delay) && delay > 0 ? delay : 0;
+  } catch {
+    return 0;
   }
 }

@@ -23,6 +23,20 @@ class HealthController {
   }
 }
 
+/**
+ * 200 while the process can answer at all: what a liveness probe should ask. Unlike /health it
+ * does not look at Postgres or Redis, so an outage of either takes replicas out of service
+ * (readiness) without restarting every one of them at once (liveness).
+ */
+@ApiExcludeController()
+@Controller()
+class LiveController {
+  @Get('live')
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+}
+
 @ApiExcludeController()
 @Controller()
 class MetricsController {
@@ -35,7 +49,7 @@ class MetricsController {
 
 let defaultMetricsStarted = false;
 
-/** /health and /metrics, the same on every app (the workers serve them on HEALTH_PORT). */
+/** /health, /live and /metrics, the same on every app (the workers serve them on HEALTH_PORT). */
 @Module({})
 export class OpsModule {
   static forRoot(opts: { app: string; redis: RedisTarget }): DynamicModule {
@@ -48,7 +62,7 @@ export class OpsModule {
     return {
       module: OpsModule,
       imports: [TerminusModule.forRoot({ logger: false, errorLogStyle: 'json' })],
-      controllers: [HealthController, MetricsController],
+      controllers: [HealthController, LiveController, MetricsController],
       providers: [{ provide: OPS_REDIS, useValue: opts.redis }, RedisHealthIndicator],
     };
   }

@@ -32,12 +32,15 @@ export class AcquirerReconcileCommand extends CommandRunner {
     const now = new Date();
     // Changed since, on either side: a stray acquirer operation on a transaction the gateway left alone counts too.
     const alsoTids = since ? await this.acquirer.touchedSince(since) : undefined;
-    // Books older than the acquirer keeps (a sandbox prunes its log) cannot be compared: only the authorizations made since.
-    const createdSince = this.acquirer.booksSince(now);
+    // The acquirer keeps an authorization's books until its last call is this old (a sandbox prunes
+    // its log): a transaction it holds no books for, unchanged on our side since then, cannot be
+    // compared. One changed since, or one the acquirer still has books for, always is.
+    const booksSince = this.acquirer.booksSince(now);
     const differences: ReconcileDifference[] = [];
     let transactions = 0;
+    let pruned = 0;
     for (let after = '00000000-0000-0000-0000-000000000000'; ;) {
-      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId, since, alsoTids, createdSince });
+      const page = await this.transactions.pageForReconciliation(after, PAGE, { merchantId, since, alsoTids });
       if (!page.length) break;
       after = page[page.length - 1].id;
       transactions += page.length;
@@ -45,6 +48,11 @@ export class AcquirerReconcileCommand extends CommandRunner {
       // A difference names its merchant as the operator knows it: by public id.
       const publicIds = await this.merchants.publicIdsOf(page.map((t) => t.merchant_id));
       for (const t of page) {
+        const book = t.tid ? books.get(t.tid) : undefined;
+        if (!book && booksSince && t.updated_at < booksSince) {
+          pruned += 1;
+          continue;
+        }
         const recorded = {
           id: t.id,
           merchantId: publicIds.get(t.merchant_id) ?? t.merchant_id,
@@ -53,10 +61,14 @@ export class AcquirerReconcileCommand extends CommandRunner {
           cancelled: Number(t.cancelled_amount),
           heldSince: t.held_since ?? undefined,
         };
-        differences.push(...differencesOf(recorded, t.tid ? books.get(t.tid) : undefined, now, heldGraceMs));
+        differences.push(...differencesOf(recorded, book, now, heldGraceMs));
       }
     }
-    printJson({ transactions, ...(createdSince ? { booksSince: createdSince.toISOString() } : {}), differences });
+    printJson({
+      transactions: transactions - pruned,
+      ...(booksSince ? { booksSince: booksSince.toISOString(), beyondBooks: pruned } : {}),
+      differences,
+    });
     if (differences.length) throw new CliError(`${differences.length} difference(s) between the gateway and the acquirer`);
   }
 

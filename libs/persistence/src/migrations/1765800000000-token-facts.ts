@@ -34,7 +34,9 @@ export class TokenFacts1765800000000 implements MigrationInterface {
     await q.query(`CREATE FUNCTION project_token_facts() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
       BEGIN
         INSERT INTO public.token_facts (token, merchant_id, masked, brand, holder, exp_year, exp_month, billing, created_at)
-        VALUES (NEW.token, NEW.merchant_id, NEW.masked, NEW.brand, NEW.holder, NEW.exp_year, NEW.exp_month, NEW.billing, NEW.created_at);
+        VALUES (NEW.token, NEW.merchant_id, NEW.masked, NEW.brand, NEW.holder, NEW.exp_year, NEW.exp_month, NEW.billing, NEW.created_at)
+        -- A vault row written again under its token (a restore): its facts are already there.
+        ON CONFLICT (token) DO NOTHING;
         RETURN NULL;
       END $$`);
     await q.query(`REVOKE ALL ON FUNCTION project_token_facts() FROM PUBLIC`);

@@ -74,7 +74,8 @@ const RULES: Readonly<Record<PrunedTable, RowRule | PartitionRule>> = {
     kind: 'rows',
     age: (c) => c.sandboxCallsMs,
     key: 'id',
-    past: `created_at < $1 AND NOT EXISTS (SELECT 1 FROM sandbox_calls later WHERE later.tid = sandbox_calls.tid AND later.created_at >= $1)`,
+    // A call with no authorization (a fence of a claim the acquirer never heard of) goes on its own age.
+    past: `created_at < $1 AND (coalesce(tid, '') = '' OR NOT EXISTS (SELECT 1 FROM sandbox_calls later WHERE later.tid = sandbox_calls.tid AND later.created_at >= $1))`,
     order: 'created_at',
   },
   // Finished deliveries by their last change; the attempts are normally gone already (their days
@@ -121,6 +122,7 @@ export interface TablePass {
  */
 export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RetentionPruner.name);
+  private stopping = false;
   private readonly periodic = new PeriodicPass(async () => (await this.run()).reduce((n, t) => n + t.rows, 0));
 
   constructor(
@@ -145,6 +147,9 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // A pass working through a long backlog stops after its current batch: a SIGTERM is not held
+    // up for the rest of it (the next pass, here or on another replica, takes it up).
+    this.stopping = true;
     await this.periodic.stop();
   }
 
@@ -156,9 +161,21 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
   /** Each table's rule once, now; `dry` counts what is past its age and changes nothing. */
   async run(opts: { dry?: boolean; now?: Date } = {}): Promise<TablePass[]> {
     const out: TablePass[] = [];
+    // Ages are counted on Postgres's clock, the one the rows' times and the api's 24 h replay
+    // window are taken on: an app host whose clock runs fast never prunes a key early.
+    let now: Date;
+    try {
+      now = opts.now ?? (await this.databaseNow());
+    } catch (e) {
+      // Postgres down: the next pass tries again.
+      this.logger.warn(`retention pass not started: ${safeErrorText(e)}`);
+      if (opts.dry) throw e;
+      return out;
+    }
     for (const table of this.tables) {
+      if (this.stopping) break;
       try {
-        const done = await this.runTable(table, opts.dry ?? false, opts.now ?? new Date());
+        const done = await this.runTable(table, opts.dry ?? false, now);
         if (!opts.dry && done.rows) retentionRowsPruned.inc({ table }, done.rows);
         out.push(done);
       } catch (e) {
@@ -195,8 +212,13 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
       const batch = await this.deleteBatch(table, rule, cutoff);
       if (batch === undefined) return { table, rows, skipped: true };
       rows += batch;
-      if (batch < this.config.batchRows) return { table, rows };
+      if (batch < this.config.batchRows || this.stopping) return { table, rows };
     }
+  }
+
+  private async databaseNow(): Promise<Date> {
+    const [{ now }]: { now: Date }[] = await this.db.query('SELECT now() AS now');
+    return now;
   }
 
   /** One batch in its own transaction; undefined when another pruner holds the table. */

@@ -21,6 +21,7 @@ export interface ReconciliationRow {
   cancelled_amount: string;
   tid: string | null;
   held_since: Date | null;
+  updated_at: Date;
 }
 
 export interface NewTransaction {
@@ -195,16 +196,16 @@ export class TransactionsRepository {
   async pageForReconciliation(
     after: string,
     limit: number,
-    scope: { merchantId?: string; since?: Date; alsoTids?: string[]; createdSince?: Date },
+    scope: { merchantId?: string; since?: Date; alsoTids?: string[] },
   ): Promise<ReconciliationRow[]> {
     return this.db.query(
-      `SELECT t.id, t.merchant_id, t.status, t.captured_amount, t.cancelled_amount, t.processor->>'tid' AS tid, o.created_at AS held_since
+      `SELECT t.id, t.merchant_id, t.status, t.captured_amount, t.cancelled_amount, t.processor->>'tid' AS tid, o.created_at AS held_since,
+         t.updated_at
        FROM transactions t LEFT JOIN transaction_operations o ON o.id = t.pending_operation_id
        WHERE t.id > $1 AND t.status <> 0 AND ($2::uuid IS NULL OR t.merchant_id = $2)
          AND ($3::timestamptz IS NULL OR t.updated_at >= $3 OR t.processor->>'tid' = ANY($5::text[]))
-         AND ($6::timestamptz IS NULL OR t.created_at >= $6)
        ORDER BY t.id LIMIT $4`,
-      [after, scope.merchantId ?? null, scope.since ?? null, limit, scope.alsoTids ?? [], scope.createdSince ?? null],
+      [after, scope.merchantId ?? null, scope.since ?? null, limit, scope.alsoTids ?? []],
     );
   }
 
