@@ -39,6 +39,13 @@ const metricsOf = async (app: AppHandle): Promise<string> => (await fetch(`${app
  * webhooks to a real listener. Competing replicas must never act twice: one acquirer charge per
  * sale, one set of payables per capture, one delivery per event, and the operator's checks clean.
  */
+/**
+ * Queues of this suite's own (under the run's prefix, so the run's teardown still removes them):
+ * the depth checks below count failed jobs, and the suites before it leave theirs in the run's
+ * delivery queue.
+ */
+const QUEUE_PREFIX = `${process.env.QUEUE_PREFIX}rep`;
+
 describe('two replicas of every app under load', () => {
   const listener = new Listener();
   const apps: AppHandle[] = [];
@@ -62,7 +69,7 @@ describe('two replicas of every app under load', () => {
         Array.from({ length: REPLICAS }, (_, i) =>
           startApp(
             name,
-            { REPLICA_NAME: `${name}-${i + 1}`, DB_POOL_SIZE, ...(name === 'notifier' ? NOTIFIER_ENV : {}) },
+            { REPLICA_NAME: `${name}-${i + 1}`, QUEUE_PREFIX, DB_POOL_SIZE, ...(name === 'notifier' ? NOTIFIER_ENV : {}) },
             { label: `${name}-${i + 1}`, readyTimeoutMs: READY_TIMEOUT_MS },
           ),
         ),
