@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '@app/persistence';
 import { NewTokenCard, TokenCardsRepository } from '@app/vault-store';
@@ -13,6 +14,8 @@ jest.setTimeout(60_000);
 describe('dedup across fingerprint kids', () => {
   let db: DataSource;
   let repo: TokenCardsRepository;
+  /** Another tokenizer replica: its own batches, racing the first's. */
+  let second: TokenCardsRepository;
   // The rows here hold no real record: they go when the suite ends, so that no later suite's pass
   // or rotation meets them.
   const merchants: string[] = [];
@@ -45,6 +48,7 @@ describe('dedup across fingerprint kids', () => {
   beforeAll(async () => {
     db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 24)).initialize();
     repo = new TokenCardsRepository(db);
+    second = new TokenCardsRepository(db);
   });
 
   afterAll(async () => {
@@ -96,5 +100,48 @@ describe('dedup across fingerprint kids', () => {
     expect(underActive.token).not.toBe(underOld.token);
     expect((await repo.insertOrFindDuplicate(card(merchant, active, [active, old]))).token).toBe(underActive.token);
     expect(await rowsOf(merchant)).toHaveLength(2);
+  });
+
+  it("answers every add of a concurrent batch like one add at a time: one row per card, each add its card's token", async () => {
+    // Adds fired together go out in shared statements (and from two replicas, in racing ones):
+    // a mix of new cards, repeats of one card, cards another merchant has, and cards already
+    // vaulted under the old key. The model: one row per (merchant, card), every add of a card
+    // answered with that row, a card vaulted before keeping its row.
+    const [active, old] = ['fb', 'fa'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ merchant: fc.nat(1), card: fc.nat(4), replica: fc.boolean() }), { minLength: 1, maxLength: 40 }),
+        fc.subarray([0, 1, 2, 3, 4]),
+        async (adds, vaultedBefore) => {
+          const ms = [newMerchant(), newMerchant()];
+          const pans = Array.from({ length: 5 }, () => randomBytes(32).toString('base64url'));
+          const before = new Map<string, string>();
+          for (const c of vaultedBefore) {
+            const row = await repo.insertOrFindDuplicate(card(ms[0], `${old}.${pans[c]}`, [`${old}.${pans[c]}`]));
+            before.set(`0|${c}`, row.token);
+          }
+          const answers = await Promise.all(
+            adds.map((a) => {
+              const fps = [`${active}.${pans[a.card]}`, `${old}.${pans[a.card]}`];
+              return (a.replica ? second : repo).insertOrFindDuplicate({ ...card(ms[a.merchant], fps[0], fps), holder: `H${a.card}` });
+            }),
+          );
+          const tokenOf = new Map<string, string>(before);
+          adds.forEach((a, i) => {
+            const key = `${a.merchant}|${a.card}`;
+            expect(answers[i].holder).toBe(before.has(key) ? 'RACE' : `H${a.card}`);
+            if (!tokenOf.has(key)) tokenOf.set(key, answers[i].token);
+            expect(answers[i].token).toBe(tokenOf.get(key));
+          });
+          expect(new Set(tokenOf.values()).size).toBe(tokenOf.size);
+          for (const [m, merchant] of ms.entries()) {
+            const rows = await rowsOf(merchant);
+            const expected = [...tokenOf].filter(([k]) => k.startsWith(`${m}|`)).map(([, t]) => t);
+            expect(rows.map((r) => r.token).sort()).toEqual(expected.sort());
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

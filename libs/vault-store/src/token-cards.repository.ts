@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Billing, TokenFactsRow } from '@app/contracts';
+import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '@app/persistence/batching';
+import { preparedStatement } from '@app/persistence/prepared';
 
 export interface NewTokenCard {
   token: string;
@@ -35,19 +37,77 @@ export interface SealedTokenCardRow {
 
 const VIEW_COLUMNS = 'token, masked, brand, holder, exp_year, exp_month, billing, created_at';
 
+/**
+ * Vaults several cards in one statement (the batch of concurrent adds, see `insertOrFindDuplicate`):
+ * for each input row (`ord`), the row this merchant already has for the card and expiry under any
+ * fingerprint key still in the ring (`$13`/`$14`: the item's ordinal and one known fingerprint per
+ * element), else the new row under the active key. Answers one row per item that found or inserted
+ * one, tagged with its `ord`.
+ */
+const INSERT_OR_FIND_MANY = preparedStatement<TokenCardRow & { ord: number }>(
+  'token_cards_insert_or_find',
+  `WITH input AS (
+     SELECT * FROM unnest($1::char(64)[], $2::uuid[], $3::text[], $4::smallint[], $5::smallint[], $6::text[], $7::text[],
+                          $8::text[], $9::jsonb[], $10::text[], $11::bytea[], $12::bytea[]) WITH ORDINALITY
+       AS i (token, merchant_id, fingerprint, exp_year, exp_month, masked, brand, holder, billing, kek_id, wrapped_key, ciphertext, ord)
+   ), found AS (
+     SELECT DISTINCT ON (i.ord) i.ord, ${VIEW_COLUMNS.split(', ')
+       .map((c) => `t.${c}`)
+       .join(', ')}
+     FROM input i
+     JOIN unnest($13::int[], $14::text[]) AS k (ord, fingerprint) ON k.ord = i.ord
+     JOIN vault.token_cards t
+       ON t.merchant_id = i.merchant_id AND t.fingerprint = k.fingerprint AND t.exp_year = i.exp_year AND t.exp_month = i.exp_month
+     ORDER BY i.ord, t.fingerprint = i.fingerprint DESC
+   ), inserted AS (
+     INSERT INTO vault.token_cards
+       (token, merchant_id, fingerprint, exp_year, exp_month, masked, brand, holder, billing, kek_id, wrapped_key, ciphertext)
+     SELECT token, merchant_id, fingerprint, exp_year, exp_month, masked, brand, holder, billing, kek_id, wrapped_key, ciphertext
+     FROM input i WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.ord = i.ord)
+     ORDER BY i.ord
+     ON CONFLICT (merchant_id, fingerprint, exp_year, exp_month) DO NOTHING
+     RETURNING ${VIEW_COLUMNS}
+   )
+   SELECT i.ord, ${VIEW_COLUMNS.split(', ')
+     .map((c) => `n.${c}`)
+     .join(', ')} FROM inserted n JOIN input i ON i.token = n.token
+   UNION ALL SELECT * FROM found`,
+);
+
+/** What makes two adds the same card for dedup: one merchant, one card under the active key, one expiry. */
+const dedupKey = (c: NewTokenCard): string => `${c.merchantId}|${c.fingerprint}|${c.expYear}|${c.expMonth}`;
+
 /** The vault table, always scoped by merchant. Plain SQL: this is the tokenizer's hot path. */
 @Injectable()
 export class TokenCardsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  /** Concurrent adds go out as one statement (statementBatcher: one round trip and one commit for many cards). */
+  private readonly insertOne: (c: NewTokenCard) => Promise<TokenCardRow | undefined>;
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.insertOne = statementBatcher((items) =>
+      // Two adds of one card never share a statement (the second would conflict with the first
+      // and find nothing: it runs after, and finds it); rows are inserted in key order, so two
+      // batches holding the same cards wait on each other instead of deadlocking.
+      runDistinctGroups(inKeyOrder(items, dedupKey), dedupKey, async (group) => {
+        const rows = await this.insertOrFindMany(group);
+        return (item) => rows.get(item);
+      }).then((outcome) => {
+        const sorted = inKeyOrder(items, dedupKey);
+        const byItem = new Map(sorted.map((item, i) => [item, outcome[i]]));
+        return items.map((item) => byItem.get(item)!);
+      }),
+    );
+  }
 
   /**
    * Inserts the card unless this merchant already vaulted the same card and expiry, under any
    * fingerprint key still in the ring; either way returns the one row that now stands for it.
-   * One statement: the lookup under every kid and the insert under the active one. Two adds of a
-   * new card racing each other both insert under the active kid, so the unique index, not the
-   * lookup, decides and the loser reads the winner's row. A re-fingerprinting pass moving the row
-   * from an old kid to the active one meanwhile is seen either before (old kid, found) or after
-   * (active kid: found, or the insert conflicts and the re-read finds it).
+   * One statement: the lookup under every kid and the insert under the active one, for every add
+   * in flight at once. Two adds of a new card racing each other both insert under the active kid,
+   * so the unique index, not the lookup, decides and the loser reads the winner's row. A
+   * re-fingerprinting pass moving the row from an old kid to the active one meanwhile is seen
+   * either before (old kid, found) or after (active kid: found, or the insert conflicts and the
+   * re-read finds it).
    * Its cost against a plain INSERT … ON CONFLICT is in docs/performance.md.
    *
    * A row inserted is projected into token_facts (its non-secret facts, what the api reads) by a
@@ -55,41 +115,39 @@ export class TokenCardsRepository {
    * always has its facts there.
    */
   async insertOrFindDuplicate(c: NewTokenCard): Promise<TokenCardRow> {
-    const rows: TokenCardRow[] = await this.db.query(
-      `WITH found AS (
-         SELECT ${VIEW_COLUMNS} FROM vault.token_cards
-         WHERE merchant_id = $2 AND fingerprint = ANY($13::text[]) AND exp_year = $4 AND exp_month = $5
-         ORDER BY fingerprint = $3 DESC LIMIT 1
-       ), inserted AS (
-         INSERT INTO vault.token_cards
-           (token, merchant_id, fingerprint, exp_year, exp_month, masked, brand, holder, billing, kek_id, wrapped_key, ciphertext)
-         SELECT $1::char(64), $2::uuid, $3::text, $4::smallint, $5::smallint, $6::text, $7::text, $8::text, $9::jsonb, $10::text, $11::bytea, $12::bytea
-         WHERE NOT EXISTS (SELECT 1 FROM found)
-         ON CONFLICT (merchant_id, fingerprint, exp_year, exp_month) DO NOTHING
-         RETURNING ${VIEW_COLUMNS}
-       )
-       SELECT * FROM inserted UNION ALL SELECT * FROM found`,
-      [
-        c.token,
-        c.merchantId,
-        c.fingerprint,
-        c.expYear,
-        c.expMonth,
-        c.masked,
-        c.brand,
-        c.holder,
-        c.billing,
-        c.kekId,
-        c.wrappedKey,
-        c.ciphertext,
-        c.knownFingerprints,
-      ],
-    );
-    if (rows.length > 0) return rows[0];
+    const row = await this.insertOne(c);
+    if (row) return row;
     // Lost a race: a concurrent add inserted this card after our statement's snapshot.
     const existing = await this.findByMerchantAndFingerprints(c.merchantId, c.knownFingerprints, c.expYear, c.expMonth);
     if (!existing) throw new Error('dedup conflict without a surviving row');
     return existing;
+  }
+
+  /** One statement for a group of adds, no two of one card; the row each item found or inserted. */
+  private async insertOrFindMany(items: NewTokenCard[]): Promise<Map<NewTokenCard, TokenCardRow>> {
+    const known = items.flatMap((c, i) => c.knownFingerprints.map((fp) => [i + 1, fp] as const));
+    const rows = await INSERT_OR_FIND_MANY(this.db, [
+      ...columns(
+        items,
+        (c) => c.token,
+        (c) => c.merchantId,
+        (c) => c.fingerprint,
+        (c) => c.expYear,
+        (c) => c.expMonth,
+        (c) => c.masked,
+        (c) => c.brand,
+        (c) => c.holder,
+        (c) => (c.billing === null ? null : JSON.stringify(c.billing)),
+        (c) => c.kekId,
+        (c) => c.wrappedKey,
+        (c) => c.ciphertext,
+      ),
+      known.map(([ord]) => ord),
+      known.map(([, fp]) => fp),
+    ]);
+    const out = new Map<NewTokenCard, TokenCardRow>();
+    for (const { ord, ...row } of rows) out.set(items[Number(ord) - 1], row);
+    return out;
   }
 
   async findByMerchantAndFingerprints(
