@@ -1,26 +1,83 @@
+import fc from 'fast-check';
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import { REDACT_PATHS } from './logging';
+import { REDACT_PATHS, safeLogger } from './logging';
+
+const CARD_FIELDS = [
+  'cardNumber',
+  'cardSecurityCode',
+  'cardExpirationDate',
+  'cardHolder',
+  'pan',
+  'securityCode',
+  'sealedCard',
+  'merchantKey',
+];
+
+class SaleDto {
+  constructor(readonly payment: { cardNumber: string }) {}
+}
 
 /** The redaction is the second line of defence: anything card-shaped logged by mistake is censored. */
 describe('log redaction', () => {
-  function logged(obj: object): string {
+  function sink(): { stream: Writable; text: () => string } {
     let out = '';
-    const sink = new Writable({ write: (chunk, _enc, cb) => ((out += chunk.toString()), cb()) });
-    pino({ redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, sink).info(obj, 'x');
-    return out;
+    return { stream: new Writable({ write: (chunk, _enc, cb) => ((out += chunk.toString()), cb()) }), text: () => out };
+  }
+  function logged(use: (logger: pino.Logger) => void): string {
+    const s = sink();
+    use(safeLogger({ serializers: { req: (req: { id: string }) => ({ id: req.id }) } }, s.stream));
+    return s.text();
   }
 
-  it.each([
-    [{ cardNumber: '4111111111111111' }],
-    [{ payload: { cardNumber: '4111111111111111', cardSecurityCode: '0917' } }],
-    [{ job: { p: { cardNumber: '4111111111111111', cardSecurityCode: '0917' } } }],
-    [{ body: { tokencard: { cardNumber: '4111111111111111' } } }],
-    [{ p: { sealedCard: 'eyJhbGciOi' } }],
-    [{ verification: { merchantKey: 'mk_secret' } }],
-  ])('censors %j', (obj) => {
-    const line = logged(obj);
-    expect(line).toContain('[REDACTED]');
-    expect(line).not.toMatch(/4111111111111111|0917|eyJhbGciOi|mk_secret/);
+  const cases: object[] = [
+    { cardNumber: '4111111111111111' },
+    { payload: { cardNumber: '4111111111111111', cardSecurityCode: '0917' } },
+    { job: { p: { cardNumber: '4111111111111111', cardSecurityCode: '0917' } } },
+    { body: { tokencard: { cardNumber: '4111111111111111' } } },
+    { p: { sealedCard: 'eyJhbGciOi' } },
+    { verification: { merchantKey: 'mk_secret' } },
+    { items: [{ cardNumber: '4111111111111111' }] },
+    { dto: new SaleDto({ cardNumber: '4111111111111111' }) },
+  ];
+
+  it.each(cases.map((c) => [c]))('censors %j in a line, a child logger and a grandchild', (obj) => {
+    for (const line of [
+      logged((l) => l.info(obj, 'x')),
+      logged((l) => l.child(obj).info('x')),
+      logged((l) => l.child({ a: 1 }).child(obj).info('x')),
+    ]) {
+      expect(line).toContain('[REDACTED]');
+      expect(line).not.toMatch(/4111111111111111|0917|eyJhbGciOi|mk_secret/);
+    }
+  });
+
+  it('leaves a line without sensitive keys as it is, and a serialized key to its serializer', () => {
+    const line = logged((l) => l.child({ req: { id: 'r1', body: { cardNumber: '4111111111111111' } } }).info({ a: { b: 1 } }, 'x'));
+    expect(JSON.parse(line)).toMatchObject({ req: { id: 'r1' }, a: { b: 1 }, msg: 'x' });
+    expect(line).not.toContain('4111111111111111');
+    expect(line).not.toContain('[REDACTED]');
+  });
+
+  it('censors at least what pino redacting every line with REDACT_PATHS censors', () => {
+    const depth = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.constantFrom('v', 1, null),
+        fc.dictionary(fc.oneof(fc.constantFrom(...CARD_FIELDS), fc.constantFrom('a', 'b', 'payment', 'p')), tie('node'), { maxKeys: 3 }),
+        fc.array(tie('node'), { maxLength: 2 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom('x', 'y', 'payment', ...CARD_FIELDS), depth, { maxKeys: 3 }), (obj) => {
+        const reference = sink();
+        pino({ redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, reference.stream).info(obj, 'x');
+        const ours = JSON.parse(logged((l) => l.info(obj, 'x')));
+        const theirs = JSON.parse(reference.text());
+        for (const k of ['time', 'pid', 'hostname']) [ours, theirs].forEach((o) => delete o[k]);
+        expect(ours).toEqual(theirs);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
