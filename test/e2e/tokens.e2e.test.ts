@@ -104,6 +104,13 @@ describe('tokenization end to end (api → queue → tokenizer → Postgres)', (
     // Exactly alike: another merchant's token can't be told from a missing one.
     expect(theirs.json).toEqual(missing.json);
     expect(theirs.json.result.error.code).toBe('040');
+
+    // Read together (one statement for the batch): a shorter token is as missing as an unknown
+    // one and takes no real read down with it; the token's hex in capitals is the token.
+    const reads = await Promise.all(['f', json.TokenCard, 'f'.repeat(63), json.TokenCard.toUpperCase()].map((t) => retrieve(shop, t)));
+    expect(reads.map((r) => r.status)).toEqual([404, 200, 404, 200]);
+    for (const r of [reads[0], reads[2]]) expect(r.json).toEqual(missing.json);
+    for (const r of [reads[1], reads[3]]) expect(r.json).toEqual(json);
   });
 
   it('scopes dedup per merchant: the same card at another merchant is another token', async () => {

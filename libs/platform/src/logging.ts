@@ -159,7 +159,7 @@ export function safeLogger(options: pino.LoggerOptions, destination: pino.Destin
   const redaction = guardedRedaction(['err', 'error', ...serialized]);
   type Child = (this: pino.Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) => pino.Logger;
   // Called on whichever logger (the root, a child, a grandchild) `child` is asked of.
-  const child = Reflect.get(root, 'child') as Child;
+  const child = Reflect.get(root, 'child') as unknown as Child;
   root.child = function (this: pino.Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) {
     return child.call(this, redaction(bindings), childOptions);
   } as unknown as typeof root.child;
