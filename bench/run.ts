@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, maintenanceUrl } from '../scripts/lib/database';
 import { repoRoot } from '../scripts/lib/processes';
 import { startBaseline } from './lib/baseline';
+import { measureRoundTrip } from './lib/round-trip';
 import { LoadResult, LoadShape, runLoad } from './lib/load';
 import { runOpenLoop } from './lib/open-loop';
 import { Figure, Scenario, Target } from './lib/scenario';
@@ -95,7 +96,7 @@ async function machine(env: NodeJS.ProcessEnv) {
   const redis = benchRedis(env);
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
   redis.disconnect();
-  return { ...machineFacts(), postgres: pgVersion, redis: redisVersion };
+  return { ...machineFacts(), postgres: pgVersion, redis: redisVersion, loopbackRoundTrip: await measureRoundTrip() };
 }
 
 const machineFacts = () => ({
@@ -333,7 +334,11 @@ function report({ scenarios, rows, figures, notes, pipelineFailures }: Results, 
     (preparedStatementsOn() ? '' : ' Named statements off (DATABASE_PREPARED_STATEMENTS=false).');
   const lines = [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${m?.cores} cores (${m?.cpu}), ${m?.memoryGiB} GiB, Node ${m?.node}, Postgres ${m?.postgres}, Redis ${m?.redis}; ` +
-      `everything co-located (load generator, four apps, Postgres, Redis). ${durationS} s per run after a ${warmupS} s warm-up.${partial}${limiter}${database}`,
+      `everything co-located (load generator, four apps, Postgres, Redis). ${durationS} s per run after a ${warmupS} s warm-up.${partial}${limiter}${database}` +
+      (m?.loopbackRoundTrip
+        ? ` One message between two processes on this host (loopback TCP, one byte there and back, one at a time): ` +
+          `${fmt(m.loopbackRoundTrip.perSecond)} round trips/s, ${m.loopbackRoundTrip.callerCpuUs.toFixed(0)} µs of the caller's CPU each.`
+        : ''),
     ...(rows.length
       ? [
           '',
