@@ -23,8 +23,12 @@ const CARD_FIELDS = [
  * `p`, a request's `tokencard`, a sale's `payment`). Bodies are never logged on purpose; these
  * paths are the second line of defence for anything that ends up in a log call by mistake.
  * Wildcards stop at two levels to keep redaction cheap; no payload holds card data deeper (docs/performance.md).
+ * The headers that carry credentials are censored wherever a card field would be (a request's
+ * `req.headers.authorization` among them): every path starts with a wildcard or is a top-level
+ * key, a shape the library censors on a copy without touching the caller's object.
  */
-export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', ...CARD_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`])];
+const SENSITIVE_FIELDS = [...CARD_FIELDS, 'authorization', 'cookie'];
+export const REDACT_PATHS = SENSITIVE_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]);
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const ID_SHAPE = /[A-Za-z._-]/;
@@ -80,7 +84,7 @@ function errorField(v: unknown): unknown {
 
 /** How deep REDACT_PATHS reach below a log object's own keys (`*.*.field`). */
 const REDACT_DEPTH = 3;
-const SENSITIVE_KEYS = new Set([...CARD_FIELDS, 'authorization', 'cookie']);
+const SENSITIVE_KEYS = new Set(SENSITIVE_FIELDS);
 
 /**
  * Whether `value` has a sensitive key (a card field, or a header that REDACT_PATHS name) within
@@ -105,15 +109,63 @@ function holdsSensitiveKey(value: unknown, depth: number): boolean {
  * it writes a fixed, safe shape, which the walk would otherwise search in its raw form (an
  * IncomingMessage).
  */
-function guardedRedaction(serialized: readonly string[]): (obj: Record<string, unknown>) => Record<string, unknown> {
+type Redaction = (obj: Record<string, unknown>) => Record<string, unknown>;
+
+/**
+ * A copy of the levels redaction reaches, for the library to censor: @pinojs/redact 0.4.0 writes
+ * into the caller's nested objects when one path censors a parent and another a field below it
+ * (`securityCode: { cardNumber }`), so it never sees the caller's own. Objects are copied as JSON
+ * would write them (own enumerable keys); values with a toJSON of their own (a Date, a Buffer)
+ * and everything deeper are passed by reference, as the library does not go there.
+ */
+function copyForRedaction(value: unknown, depth: number): unknown {
+  if (depth === 0 || typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return value;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return value;
+  if (Array.isArray(value)) return value.map((v) => copyForRedaction(v, depth - 1));
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = copyForRedaction((value as Record<string, unknown>)[key], depth - 1);
+  return out;
+}
+
+function guardedRedaction(serialized: readonly string[]): Redaction {
   const redact = Redact({ paths: REDACT_PATHS, censor: '[REDACTED]', serialize: false }) as (o: object) => Record<string, unknown>;
   const skip = new Set(serialized);
   return (obj) => {
+    let found = false;
+    let skipped = false;
     for (const key of Object.keys(obj)) {
-      if (SENSITIVE_KEYS.has(key) || (!skip.has(key) && holdsSensitiveKey(obj[key], REDACT_DEPTH - 1))) return redact(obj);
+      if (skip.has(key)) skipped = true;
+      else if (SENSITIVE_KEYS.has(key) || holdsSensitiveKey(obj[key], REDACT_DEPTH - 1)) found = true;
     }
-    return obj;
+    if (!found) return obj;
+    // The serialized keys stay out of the library's reach (an IncomingMessage is not copied) and
+    // keep their place in the line.
+    const rest: Record<string, unknown> = {};
+    for (const key of Object.keys(obj)) if (!skip.has(key)) rest[key] = copyForRedaction(obj[key], REDACT_DEPTH);
+    const censored = redact(rest);
+    if (!skipped) return censored;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(obj)) out[key] = skip.has(key) ? obj[key] : censored[key];
+    return out;
   };
+}
+
+/**
+ * Censors what a log line is built from that no key-based check covers: a serializer's output,
+ * a value put in the message (`%j`, `%o`).
+ */
+const redactAll = guardedRedaction([]);
+
+/** What a serializer wrote, censored as a value under its key would be. */
+function censoredSerializers(serializers: Record<string, pino.SerializerFn>): Record<string, pino.SerializerFn> {
+  const out: Record<string, pino.SerializerFn> = {};
+  for (const [key, serialize] of Object.entries(serializers)) {
+    out[key] = (value: unknown) => {
+      const written: unknown = serialize(value);
+      return typeof written === 'object' && written !== null ? redactAll({ [key]: written })[key] : written;
+    };
+  }
+  return out;
 }
 
 /**
@@ -128,7 +180,7 @@ export function safeLogOptions(serialized: readonly string[] = []) {
   return {
     // pino applies the bindings formatter to the root logger's bindings only; safeLogger covers children.
     formatters: { log: redaction, bindings: redaction },
-    serializers: { err: errorField, error: errorField },
+    serializers: censoredSerializers({ err: errorField, error: errorField }),
     hooks: {
       logMethod(this: pino.Logger, args: unknown[], method: pino.LogFn): void {
         // A bare Error first: pino would put it under `err` itself, and take its raw message as the line's.
@@ -137,7 +189,11 @@ export function safeLogOptions(serialized: readonly string[] = []) {
         // An error and no message of its own: pino would use the error's raw message; use the clean one.
         const err = typeof first === 'object' && first !== null ? (first.err ?? first.error) : undefined;
         if (typeof err === 'object' && err !== null && typeof args[1] !== 'string') args.splice(1, 0, safeError(err).message);
-        for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = scrubCardNumbers(args[i] as string);
+        for (let i = 0; i < args.length; i++) {
+          if (typeof args[i] === 'string') args[i] = scrubCardNumbers(args[i] as string);
+          // A value for the message's %j/%o/%O (the first argument, an object, is the line's own: formatters.log).
+          else if (i > 0 && typeof args[i] === 'object' && args[i] !== null) args[i] = redactAll(args[i] as Record<string, unknown>);
+        }
         method.apply(this, args as Parameters<pino.LogFn>);
       },
     },
@@ -148,21 +204,36 @@ export function safeLogOptions(serialized: readonly string[] = []) {
 export const SAFE_LOG_OPTIONS = safeLogOptions();
 
 /**
- * A pino logger with `safeLogOptions`, whose child loggers (any depth: each inherits `child`)
- * have their bindings censored as lines are: pino applies no formatter to a child's bindings.
+ * A pino logger with `safeLogOptions`, covering what pino's formatters do not reach: a child
+ * logger's bindings (any depth: each inherits `child` and `setBindings`), the serializers and log
+ * formatter a child is given in its options (pino-http gives its request logger the request and
+ * response serializers), and the root's own serializers' output.
  */
 export function safeLogger(options: pino.LoggerOptions, destination: pino.DestinationStream): pino.Logger {
   // Only keys that really have a serializer are left to it.
   const serialized = Object.keys(options.serializers ?? {});
   const safe = safeLogOptions(serialized);
-  const root = pino({ ...options, ...safe, serializers: { ...safe.serializers, ...options.serializers } }, destination);
+  const root = pino(
+    { ...options, ...safe, serializers: { ...safe.serializers, ...censoredSerializers(options.serializers ?? {}) } },
+    destination,
+  );
   const redaction = guardedRedaction(['err', 'error', ...serialized]);
   type Child = (this: pino.Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) => pino.Logger;
-  // Called on whichever logger (the root, a child, a grandchild) `child` is asked of.
+  type SetBindings = (this: pino.Logger, bindings: pino.Bindings) => void;
+  // Called on whichever logger (the root, a child, a grandchild) they are asked of.
   const child = Reflect.get(root, 'child') as unknown as Child;
+  const setBindings: SetBindings = Reflect.get(root, 'setBindings');
   root.child = function (this: pino.Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) {
-    return child.call(this, redaction(bindings), childOptions);
+    let guarded = childOptions;
+    if (childOptions?.serializers) guarded = { ...guarded, serializers: censoredSerializers(childOptions.serializers) };
+    const log = childOptions?.formatters?.log;
+    if (log)
+      guarded = { ...guarded, formatters: { ...childOptions.formatters, log: (obj) => redaction(log(obj) as Record<string, unknown>) } };
+    return child.call(this, redaction(bindings), guarded);
   } as unknown as typeof root.child;
+  root.setBindings = function (this: pino.Logger, bindings: pino.Bindings) {
+    setBindings.call(this, redaction(bindings));
+  };
   return root;
 }
 
