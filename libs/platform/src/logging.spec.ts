@@ -1,18 +1,7 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import { REDACT_PATHS, safeLogger } from './logging';
-
-const CARD_FIELDS = [
-  'cardNumber',
-  'cardSecurityCode',
-  'cardExpirationDate',
-  'cardHolder',
-  'pan',
-  'securityCode',
-  'sealedCard',
-  'merchantKey',
-];
+import { CARD_FIELDS, REDACT_PATHS, safeLogger } from './logging';
 
 class SaleDto {
   constructor(readonly payment: { cardNumber: string }) {}

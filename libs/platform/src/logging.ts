@@ -7,7 +7,8 @@ import type { DynamicModule } from '@nestjs/common';
 import { currentCorrelationId } from './correlation';
 import { guardProcessErrors, hasCardLikeNumber, safeError, scrubCardNumbers } from './safe-error';
 
-const CARD_FIELDS = [
+/** The keys that hold card data or a merchant's credential, censored in every log line. */
+export const CARD_FIELDS = [
   'cardNumber',
   'cardSecurityCode',
   'cardExpirationDate',
