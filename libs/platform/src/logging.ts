@@ -218,7 +218,8 @@ export function safeLogger(options: pino.LoggerOptions, destination: pino.Destin
     { ...options, ...safe, serializers: { ...safe.serializers, ...censoredSerializers(options.serializers ?? {}) } },
     destination,
   );
-  const redaction = guardedRedaction(['err', 'error', ...serialized]);
+  // The same check as the lines' (safeLogOptions), for what pino's formatters do not reach.
+  const redaction = safe.formatters.log;
   type Child = (this: pino.Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) => pino.Logger;
   type SetBindings = (this: pino.Logger, bindings: pino.Bindings) => void;
   // Called on whichever logger (the root, a child, a grandchild) they are asked of.

@@ -84,19 +84,18 @@ export class TokenCardsRepository {
   private readonly insertOne: (c: NewTokenCard) => Promise<TokenCardRow | undefined>;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {
-    this.insertOne = statementBatcher((items) =>
+    this.insertOne = statementBatcher(async (items) => {
       // Two adds of one card never share a statement (the second would conflict with the first
       // and find nothing: it runs after, and finds it); rows are inserted in key order, so two
       // batches holding the same cards wait on each other instead of deadlocking.
-      runDistinctGroups(inKeyOrder(items, dedupKey), dedupKey, async (group) => {
+      const sorted = inKeyOrder(items, dedupKey);
+      const outcome = await runDistinctGroups(sorted, dedupKey, async (group) => {
         const rows = await this.insertOrFindMany(group);
         return (item) => rows.get(item);
-      }).then((outcome) => {
-        const sorted = inKeyOrder(items, dedupKey);
-        const byItem = new Map(sorted.map((item, i) => [item, outcome[i]]));
-        return items.map((item) => byItem.get(item)!);
-      }),
-    );
+      });
+      const byItem = new Map(sorted.map((item, i) => [item, outcome[i]]));
+      return items.map((item) => byItem.get(item)!);
+    });
   }
 
   /**
