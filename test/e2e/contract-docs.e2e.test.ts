@@ -52,7 +52,7 @@ describe('the OpenAPI document at /docs', () => {
     const receiver = doc.paths['/v1/receiver'].post.requestBody.content['application/json'].schema.oneOf.map((r: Schema) =>
       r.$ref.split('/').pop(),
     );
-    expect(receiver).toEqual(['SaleRequest', 'AuthorizeRequest', 'CaptureRequest', 'CancelRequest', 'ReportRequest']);
+    expect(receiver).toEqual(['SaleRequest', 'AuthorizeRequest', 'CaptureRequest', 'CancelRequest', 'ReportRequest', 'RebillRequest']);
     expect(doc.paths['/v1/token/add'].post.requestBody.content['application/json'].schema.$ref).toMatch(/TokencardRequest$/);
     expect(doc.paths['/v1/token/retrieve'].post.requestBody.content['application/json'].schema.$ref).toMatch(/RetrieveTokenRequest$/);
     for (const path of ['/v1/receiver', '/v1/token/add', '/v1/token/retrieve']) {

@@ -23,12 +23,14 @@ import {
   RecoveriesRepository,
   TokenFactsRepository,
   TransactionsRepository,
+  RebillsRepository,
 } from '@app/persistence';
 import { AdminController } from './admin/admin.controller';
 import { AdminQueues } from './admin/admin-queues';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { ReceiverController } from './receiver/receiver.controller';
 import { ReceiverService } from './receiver/receiver.service';
+import { RebillService } from './receiver/rebill.service';
 import { SaleTermsService } from './split/sale-terms.service';
 import { RateLimitService } from './rate-limit/rate-limit.service';
 
@@ -47,6 +49,8 @@ export class AppModule {
         TokensService,
         TokenFactsRepository,
         ReceiverService,
+        RebillService,
+        RebillsRepository,
         IdempotencyService,
         IdempotencyKeysRepository,
         TransactionsRepository,

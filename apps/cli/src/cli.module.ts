@@ -15,9 +15,11 @@ import {
   LedgerRepository,
   MerchantsRepository,
   RecipientsRepository,
+  RebillsRepository,
   RecoveriesRepository,
   TransactionsRepository,
 } from '@app/persistence';
+import { RebillListCommand, RebillRunDueCommand, RebillShowCommand } from './rebills/rebill.commands';
 import { TokenCardKeysRepository } from '@app/vault-store';
 import { CaptureSettlement, ChargebackSettlement, VerifyLedger } from '@app/settlement';
 import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
@@ -128,6 +130,10 @@ import { RetentionRunCommand } from './retention/retention.commands';
     ListenerDisableCommand,
     ListenerEnableCommand,
     RetentionRunCommand,
+    RebillsRepository,
+    RebillListCommand,
+    RebillShowCommand,
+    RebillRunDueCommand,
   ],
 })
 export class CliModule implements OnApplicationShutdown {

@@ -4,7 +4,7 @@ import { lastValueFrom } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { queueOn, TypedClient, withJobId } from '@app/messaging';
 import { connectRedis } from '@app/platform';
-import { OperationsRepository, OutboxRelay, TransactionsRepository } from '@app/persistence';
+import { OperationsRepository, OutboxRelay, RebillsRepository, TransactionsRepository } from '@app/persistence';
 import { appImports, queueClient } from '@app/boot';
 import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
 import { TokenizerConfig } from './config/tokenizer.config';
@@ -12,6 +12,7 @@ import { PaymentsHandler } from './payments/payments.handler';
 import { OperationClaimsReconciler } from './payments/operation-claims.reconciler';
 import { PaymentsService } from './payments/payments.service';
 import { AUTHORIZE_QUEUE, PendingSalesReconciler } from './payments/pending-sales.reconciler';
+import { REBILL_CLIENT, RebillScheduler } from './payments/rebill.scheduler';
 import { Queue } from 'bullmq';
 import { EventName, EventPayloadOf, Patterns } from '@app/contracts';
 import { TokenCardsRepository } from '@app/vault-store';
@@ -36,6 +37,10 @@ export class TokenizerModule {
         PaymentsService,
         PendingSalesReconciler,
         OperationClaimsReconciler,
+        RebillsRepository,
+        RebillScheduler,
+        // The scheduler sends each due charge on the queue as any card.authorize.
+        { provide: REBILL_CLIENT, useExisting: EVENTS_CLIENT },
         {
           // Read-only use (does a job exist?); errors are the reconciler's to retry, not a crash.
           provide: AUTHORIZE_QUEUE,

@@ -20,6 +20,12 @@ export interface AuthorizeCommand {
   instalments: number;
   capture: boolean; // sale = true, authorize only = false
   softDescriptor?: string;
+  /**
+   * Who starts the charge: the card holder (a sale, a rebill's first charge with its security
+   * code), or the merchant on a card on file (a rebill's later cycles and retries: a
+   * merchant-initiated transaction, without security code). Acquirers flag the latter as recurring.
+   */
+  initiator?: 'customer' | 'merchant';
 }
 
 export interface FollowUpCommand {

@@ -52,6 +52,7 @@ export class SandboxAcquirer implements AcquirerConnector {
       amount: cmd.amount,
       tid: result.tid,
       result,
+      initiator: cmd.initiator ?? 'customer',
     });
   }
 

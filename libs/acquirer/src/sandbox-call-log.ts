@@ -13,6 +13,8 @@ export interface SandboxCall {
   amount?: number;
   tid?: string;
   result: AcquirerResult;
+  /** An authorization's AuthorizeCommand.initiator. */
+  initiator?: 'customer' | 'merchant';
 }
 
 /**
@@ -32,9 +34,9 @@ export interface SandboxCallLog {
 }
 
 const RECORD_FIRST_CALLS = preparedStatement<{ operation_key: string; result: AcquirerResult }>(
-  'sandbox_calls_record_first',
-  `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result, capture)
-   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[], $7::boolean[])
+  'sandbox_calls_record_first_initiator',
+  `INSERT INTO sandbox_calls (operation_key, kind, masked_pan, amount, tid, result, capture, initiator)
+   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[], $7::boolean[], $8::text[])
    ON CONFLICT (operation_key) WHERE NOT repeat DO NOTHING RETURNING operation_key, result`,
 );
 
@@ -67,6 +69,7 @@ export class PostgresSandboxCallLog implements SandboxCallLog {
         (c) => c.tid ?? c.result.tid ?? null,
         (c) => JSON.stringify(c.result),
         (c) => c.capture ?? false,
+        (c) => c.initiator ?? null,
       ),
     );
     const first = new Map(inserted.map((r) => [r.operation_key, r.result]));

@@ -7,3 +7,6 @@ export * from './transactions';
 export * from './split';
 export * from './transaction-response';
 export * from './transaction-view';
+export * from './rebill-view';
+export * from './rebills';
+export * from './ids';

@@ -2,8 +2,15 @@ import type { SplitResult } from './split';
 import { OperationName, RecordedSale, TransactionStatus, TransactionView } from './transactions';
 
 /** How a transaction's operation is stored (the `transactions.operation` column). */
-export const OPERATION_CODES: Record<OperationName, number> = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6 };
+export const OPERATION_CODES: Record<OperationName, number> = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6, rebill: 7 };
 const OPERATION_NAMES = Object.fromEntries(Object.entries(OPERATION_CODES).map(([k, v]) => [v, k])) as Record<number, OperationName>;
+
+/** A rebill's charge names its rebill and cycle (recorded in its details when it was opened). */
+function rebillChargeOf(details: Record<string, unknown> | null | undefined): Pick<TransactionView, 'rebillCharge'> {
+  const r = details?.rebill as { id?: unknown; cycle?: unknown; attempt?: unknown } | undefined;
+  if (!r || typeof r.id !== 'string' || typeof r.cycle !== 'number' || typeof r.attempt !== 'number') return {};
+  return { rebillCharge: { rebillId: r.id, cycle: r.cycle, attempt: r.attempt } };
+}
 
 /**
  * The answer for a transaction as stored; its split, computed by the split engine from the terms
@@ -27,5 +34,6 @@ export function toTransactionView(row: RecordedSale, split: SplitResult | undefi
     processor: row.processor ?? {},
     tokenCard: row.token_card ?? undefined,
     split,
+    ...rebillChargeOf(row.details),
   };
 }

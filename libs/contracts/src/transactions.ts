@@ -1,3 +1,4 @@
+import type { RebillDetailsView, RebillPaymentView } from './rebill-view';
 import type { PayableView, SplitEntryInput, SplitResult } from './split';
 import type { Billing, ClearCard } from './tokens';
 
@@ -9,6 +10,8 @@ export const TransactionStatus = {
   Cancelled: 6,
   Approved: 8,
   PartialCancelled: 12,
+  /** A rebill (recurring schedule) that may still charge; its cycles are in processor.payments. */
+  Scheduled: 10,
 } as const;
 export type TransactionStatus = (typeof TransactionStatus)[keyof typeof TransactionStatus];
 
@@ -19,10 +22,11 @@ export const StatusMessages: Record<TransactionStatus, string> = {
   6: 'CANCELLED',
   8: 'APPROVED',
   12: 'PARTIAL CANCELLED',
+  10: 'SCHEDULED',
 };
 
 /** WIRE.md 4.1 `operationId`. */
-export const OperationIds = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6 } as const;
+export const OperationIds = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6, rebill: 7 } as const;
 export type OperationName = keyof typeof OperationIds;
 
 /** WIRE.md 4.1 `method`. */
@@ -78,6 +82,11 @@ export interface TransactionView {
   split?: SplitResult;
   /** Filled by report once settlement has written them. */
   payables?: PayableView[];
+  /** A rebill: its cycles (processor.payments on the wire) and its schedule. */
+  payments?: RebillPaymentView[];
+  rebill?: RebillDetailsView;
+  /** A rebill's charge: which rebill, cycle and dunning attempt it is. */
+  rebillCharge?: { rebillId: string; cycle: number; attempt: number };
 }
 
 /** card.authorize: the API has inserted the transaction (status 0); the tokenizer decides it. */
@@ -93,6 +102,11 @@ export interface AuthorizeRequest {
   capture: boolean;
   saveCard: boolean;
   billing?: Billing;
+  /**
+   * A rebill's cycle: the charge is merchant-initiated (no security code, the card on file), and
+   * the rebill moves on once it is decided.
+   */
+  rebill?: { id: string; merchantInitiated: boolean };
   /**
    * The sale as the API just recorded it (status 0): on a first delivery the tokenizer decides it
    * from this instead of reading it back.

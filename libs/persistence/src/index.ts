@@ -23,3 +23,5 @@ export * from './merchants/portal-links.repository';
 export * from './webhooks/recoveries.repository';
 export * from './tokens/token-facts.repository';
 export * from './retention/retention';
+export * from './rebills/rebills.repository';
+export * from './rebills/rebill-runner';

@@ -22,6 +22,7 @@ import { ConsoleVolume1765500000000 } from './migrations/1765500000000-console-v
 import { ConsoleSessions1765600000000 } from './migrations/1765600000000-console-sessions';
 import { Retention1765700000000 } from './migrations/1765700000000-retention';
 import { TokenFacts1765800000000 } from './migrations/1765800000000-token-facts';
+import { Rebills1765900000000 } from './migrations/1765900000000-rebills';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   ConsoleSessions1765600000000,
   Retention1765700000000,
   TokenFacts1765800000000,
+  Rebills1765900000000,
 ];
 
 /** How the gateway's connections to Postgres are made (DATABASE_URL, DB_POOL_SIZE, DATABASE_PREPARED_STATEMENTS). */

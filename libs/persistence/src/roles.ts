@@ -40,6 +40,60 @@ export type RoleGrants = Readonly<Record<string, TablePrivileges>>;
  * a table named in neither place. A new table or column is one line here; a later migration
  * applies the whole map again with applyRoleGrants.
  */
+/** The columns a new transaction (a sale, or a rebill's charge) is recorded with. */
+const TRANSACTION_INSERT = [
+  'id',
+  'merchant_id',
+  'reference',
+  'operation',
+  'status',
+  'acquirer',
+  'method',
+  'instalments',
+  'currency',
+  'amount',
+  'masked_card',
+  'brand',
+  'token_card',
+  'details',
+  'url_return',
+] as const;
+const REBILL_INSERT = [
+  'id',
+  'merchant_id',
+  'reference',
+  'period',
+  'frequency',
+  'date_start',
+  'date_end',
+  'retry_days',
+  'acquirer',
+  'instalments',
+  'currency',
+  'amount',
+  'token_card',
+  'masked_card',
+  'brand',
+  'card_expires',
+  'details',
+  'url_return',
+  'next_cycle',
+  'next_attempt',
+  'next_due_at',
+  'open_transaction_id',
+] as const;
+const REBILL_CYCLE_INSERT = ['rebill_id', 'cycle', 'attempt', 'transaction_id', 'cycle_date', 'merchant_initiated'] as const;
+const REBILL_SCHEDULER_UPDATE = [
+  'state',
+  'next_cycle',
+  'next_attempt',
+  'next_due_at',
+  'open_transaction_id',
+  'suspended_reason',
+  'version',
+  'updated_at',
+] as const;
+
 export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // HTTP: authenticates merchants, records sales (and removes one it could not send), reads
   // transactions, fee plans, recipients and payables, keeps idempotency records, and the /admin
@@ -60,27 +114,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       select: ['id'],
       insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'],
     },
-    transactions: {
-      select: 'all',
-      insert: [
-        'id',
-        'merchant_id',
-        'reference',
-        'operation',
-        'status',
-        'acquirer',
-        'method',
-        'instalments',
-        'currency',
-        'amount',
-        'masked_card',
-        'brand',
-        'token_card',
-        'details',
-        'url_return',
-      ],
-      delete: true,
-    },
+    transactions: { select: 'all', insert: TRANSACTION_INSERT, delete: true },
     idempotency_keys: {
       select: 'all',
       insert: ['merchant_id', 'key', 'request_hash'],
@@ -123,6 +157,9 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     listener_failure_minutes: { select: 'all' },
     // token/retrieve and a token sale's brand: a token's non-secret facts, never the vault row.
     token_facts: { select: ['token', 'merchant_id', 'masked', 'brand', 'holder', 'exp_year', 'exp_month', 'billing', 'created_at'] },
+    // rebill: created (with its first charge when it starts today), reported, and cancelled by its merchant.
+    rebills: { select: 'all', insert: REBILL_INSERT, update: ['state', 'next_due_at', 'version', 'updated_at'] },
+    rebill_cycles: { select: 'all', insert: REBILL_CYCLE_INSERT },
   },
   // The vault (the only app that reads card ciphertext and wrapped keys), sales, captures and
   // cancels with their claims, the outbox relay, the reconcilers, and the sandbox acquirer's log.
@@ -146,6 +183,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     },
     transactions: {
       select: 'all',
+      // A rebill's charges are recorded by the scheduler that opens them.
+      insert: TRANSACTION_INSERT,
       update: [
         'status',
         'status_version',
@@ -171,9 +210,13 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     outbox: { select: 'all', insert: ['id', 'event', 'aggregate_id', 'payload'], update: ['published_at'], delete: true },
     sandbox_calls: {
       select: 'all',
-      insert: ['operation_key', 'kind', 'repeat', 'masked_pan', 'amount', 'tid', 'result', 'capture'],
+      insert: ['operation_key', 'kind', 'repeat', 'masked_pan', 'amount', 'tid', 'result', 'capture', 'initiator'],
       delete: true,
     },
+    // The rebill scheduler: opens due charges (a transaction at status 0 and its cycle), and moves
+    // a rebill on once its charge is decided (with the outbox event of a suspension).
+    rebills: { select: 'all', update: REBILL_SCHEDULER_UPDATE },
+    rebill_cycles: { select: 'all', insert: REBILL_CYCLE_INSERT },
   },
   // Split settlement: reads captured transactions, claims their settlement, writes payables, and
   // on a cancel locks the settlement row and raises its cancelled amount.
@@ -277,7 +320,10 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       select: ['token', 'merchant_id', 'fingerprint', 'exp_year', 'exp_month', 'kek_id', 'wrapped_key', 'ciphertext'],
       update: ['kek_id', 'wrapped_key', 'fingerprint'],
     },
-    transactions: { select: 'all', update: ['charged_back_amount', 'updated_at'] },
+    transactions: { select: 'all', insert: TRANSACTION_INSERT, update: ['charged_back_amount', 'updated_at'] },
+    // rebill:run-due opens what is due as of a time and moves rebills on as the scheduler does.
+    rebills: { select: 'all', update: REBILL_SCHEDULER_UPDATE },
+    rebill_cycles: { select: 'all', insert: REBILL_CYCLE_INSERT },
     transaction_operations: { select: ['id', 'created_at'] },
     recipients: { select: 'all', insert: ['id', 'merchant_id', 'name'], update: ['status', 'approved_at'] },
     fee_plans: {
@@ -301,7 +347,8 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'], delete: true },
     delivery_attempts: { select: ['delivery_id'], delete: true },
     idempotency_keys: { select: ['merchant_id', 'key', 'created_at'], delete: true },
-    outbox: { select: ['id', 'published_at'], delete: true },
+    // … and rebill:run-due records a suspension's event for the tokenizers' relay to publish.
+    outbox: { select: ['id', 'published_at'], insert: ['id', 'event', 'aggregate_id', 'payload'], delete: true },
     listeners: {
       select: 'all',
       insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
@@ -357,6 +404,8 @@ export const MIGRATED_TABLES: Readonly<Record<string, string>> = {
   listener_failure_minutes: 'ConsoleVolume1765500000000',
   console_sessions: 'ConsoleSessions1765600000000',
   token_facts: 'TokenFacts1765800000000',
+  rebills: 'Rebills1765900000000',
+  rebill_cycles: 'Rebills1765900000000',
 };
 
 /** The tables of `grants` that no migration creates (see MIGRATED_TABLES), as "role: table". */

@@ -12,6 +12,8 @@ export class ApiConfig {
   replyTimeoutMs: number;
   /** How long a sale waits for its outcome before answering 202 with status 0. */
   saleSyncWaitMs: number;
+  /** Days after a declined rebill cycle's date on which it is tried again; recorded with each new rebill. */
+  rebillRetryDays: number[];
   /** Merchant credential lookups are cached this long; a rotated key stops working within it. */
   merchantCacheMs: number;
   dbPoolSize: number;
@@ -57,6 +59,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     replyTimeoutMs: r.int('REPLY_TIMEOUT_MS', 10_000, 1_000, 120_000),
     merchantCacheMs: r.int('MERCHANT_CACHE_MS', 5_000, 0, 600_000),
     saleSyncWaitMs: r.int('SALE_SYNC_WAIT_MS', 10_000, 0, 120_000),
+    rebillRetryDays: retryDays(r.str('REBILL_RETRY_DAYS', '1,3,5'), (m) => r.problem(m)),
     dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),
     defaultFees: readDefaultFeePlan(r),
     splitMaxEntries: r.int('SPLIT_MAX_ENTRIES', 10, 1, 100),
@@ -74,4 +77,12 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
   };
   r.done('api');
   return cfg;
+}
+
+/** "1,3,5": ascending whole days from 1 to 365, at most 10 of them ("" for no retries). */
+export function retryDays(text: string, problem: (m: string) => void): number[] {
+  const days = text.trim() === '' ? [] : text.split(',').map((d) => Number(d.trim()));
+  const ok = days.length <= 10 && days.every((d, i) => Number.isInteger(d) && d >= 1 && d <= 365 && (i === 0 || d > days[i - 1]));
+  if (!ok) problem(`REBILL_RETRY_DAYS must be ascending whole days from 1 to 365, at most 10, such as "1,3,5" (got "${text}")`);
+  return ok ? days : [];
 }

@@ -5,6 +5,8 @@ import { MerchantAuthService } from '../auth/merchant-auth.service';
 import { envelopeDoc, readEnvelope } from '../envelope/envelope';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { parseSale, SaleDto } from '../transactions/sale.dto';
+import { parseRebill, RebillDto } from '../transactions/rebill.dto';
+import { RebillService } from './rebill.service';
 import { parseReport, parseTransactionOperation, ReportDto, TransactionOperationDto } from '../transactions/operations.dto';
 import { ReceiverService } from './receiver.service';
 import type { Budget } from '../rate-limit/rate-limit.service';
@@ -12,10 +14,17 @@ import { toTransactionResponse } from '@app/contracts';
 import { TransactionResponseSchema } from './receiver.openapi';
 import { TOO_MANY_REQUESTS } from '../rate-limit/rate-limit.openapi';
 
-const OPERATIONS = ['sale', 'authorize', 'capture', 'cancel', 'report'] as const;
+const OPERATIONS = ['sale', 'authorize', 'capture', 'cancel', 'report', 'rebill'] as const;
 type Operation = (typeof OPERATIONS)[number];
 /** Which of the merchant's rate-limit budgets each operation spends. */
-const BUDGET: Record<Operation, Budget> = { sale: 'writes', authorize: 'writes', capture: 'writes', cancel: 'writes', report: 'reads' };
+const BUDGET: Record<Operation, Budget> = {
+  sale: 'writes',
+  authorize: 'writes',
+  capture: 'writes',
+  cancel: 'writes',
+  report: 'reads',
+  rebill: 'writes',
+};
 
 /** /docs: each operation's whole request, from the classes that validate it. */
 const REQUESTS = [
@@ -24,6 +33,7 @@ const REQUESTS = [
   envelopeDoc('capture', TransactionOperationDto),
   envelopeDoc('cancel', TransactionOperationDto),
   envelopeDoc('report', ReportDto),
+  envelopeDoc('rebill', RebillDto),
 ];
 
 @ApiTags('transactions')
@@ -34,11 +44,12 @@ export class ReceiverController {
     private readonly auth: MerchantAuthService,
     private readonly receiver: ReceiverService,
     private readonly idempotency: IdempotencyService,
+    private readonly rebills: RebillService,
   ) {}
 
   @Post()
   @HttpCode(200)
-  @ApiOperation({ summary: 'sale, authorize, capture, cancel or report: the operation key of the transaction-request selects it.' })
+  @ApiOperation({ summary: 'sale, authorize, capture, cancel, report or rebill: the operation key of the transaction-request selects it.' })
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
@@ -78,6 +89,13 @@ export class ReceiverController {
         return async (merchantId: string) => {
           const outcome = await this.receiver.sale(merchantId, input, operation, respondAsync);
           return { status: outcome.httpStatus, body: toTransactionResponse(outcome.view, operation) };
+        };
+      }
+      case 'rebill': {
+        const input = parseRebill(op);
+        return async (merchantId: string) => {
+          const outcome = await this.rebills.create(merchantId, input, respondAsync);
+          return { status: outcome.httpStatus, body: toTransactionResponse(outcome.view, 'rebill') };
         };
       }
       case 'capture': {

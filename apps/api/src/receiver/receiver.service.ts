@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
 import {
   AuthorizeRequest,
@@ -11,6 +11,7 @@ import {
   SaleInput,
   SettlementTerms,
   TransactionView,
+  uuidFromParts,
 } from '@app/contracts';
 import { detectBrand, maskPan } from '@app/card';
 import { LedgerRepository, TransactionsRepository } from '@app/persistence';
@@ -21,20 +22,12 @@ import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
 import { SaleTermsService } from '../split/sale-terms.service';
 import { transactionViewOf } from '@app/split';
 import { TokensService } from '../tokens/tokens.service';
+import { RebillService } from './rebill.service';
 
 export type OperationInput = Omit<CaptureRequest, 'merchantId' | 'operationId' | 'notAfter'>;
 
 /** Time left for the tokenizer's reply to travel back before the API stops waiting for it. */
 const REPLY_MARGIN_MS = 500;
-
-/** A UUID (version 8, RFC 9562) made of a hash: the same input, the same id. */
-function uuidFromHash(digest: Buffer): string {
-  const b = Buffer.from(digest.subarray(0, 16));
-  b[6] = (b[6] & 0x0f) | 0x80;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
 
 export interface Outcome {
   httpStatus: 200 | 202;
@@ -55,6 +48,7 @@ export class ReceiverService {
     private readonly tokens: TokensService,
     private readonly terms: SaleTermsService,
     private readonly ledger: LedgerRepository,
+    private readonly rebills: RebillService,
   ) {}
 
   async sale(merchantId: string, input: SaleInput, operation: 'sale' | 'authorize', respondAsync: boolean): Promise<Outcome> {
@@ -131,7 +125,10 @@ export class ReceiverService {
     return lastValueFrom(this.client.send(Patterns.CardCapture, this.operation('capture', merchantId, req, idempotencyKey)));
   }
 
-  cancel(merchantId: string, req: OperationInput, idempotencyKey?: string): Promise<TransactionView> {
+  async cancel(merchantId: string, req: OperationInput, idempotencyKey?: string): Promise<TransactionView> {
+    // A rebill's id: its future cycles are stopped (its charges are transactions, cancelled as sales).
+    const rebill = await this.rebills.cancel(merchantId, req.transactionId, req.amount);
+    if (rebill) return rebill;
     return lastValueFrom(this.client.send(Patterns.CardCancel, this.operation('cancel', merchantId, req, idempotencyKey)));
   }
 
@@ -144,7 +141,7 @@ export class ReceiverService {
    */
   private operation(kind: 'capture' | 'cancel', merchantId: string, req: OperationInput, idempotencyKey?: string): CaptureRequest {
     const request = [kind, merchantId, req.transactionId.toLowerCase(), req.amount ?? 'full', idempotencyKey].join('\0');
-    const operationId = idempotencyKey === undefined ? randomUUID() : uuidFromHash(createHash('sha256').update(request).digest());
+    const operationId = idempotencyKey === undefined ? randomUUID() : uuidFromParts(request);
     return { ...req, merchantId, operationId, notAfter: Date.now() + this.config.replyTimeoutMs - REPLY_MARGIN_MS };
   }
 
@@ -153,6 +150,10 @@ export class ReceiverService {
       'transactionId' in by
         ? await this.transactions.findByMerchantAndId(merchantId, by.transactionId.toLowerCase())
         : await this.transactions.findLatestByMerchantAndReference(merchantId, by.reference);
+    if (!row && 'transactionId' in by) {
+      const rebill = await this.rebills.report(merchantId, by.transactionId);
+      if (rebill) return rebill;
+    }
     if (!row)
       throw new DomainError(
         'not_found',

@@ -12,7 +12,7 @@ const NUMERIC = /^[+-]?(?:\d{1,20}(?:\.\d{0,40})?|\.\d{1,40})(?:[eE][+-]?\d{1,3}
 export const ACQUIRER_CODES = { min: 1, max: 999 };
 export const MAX_SPLIT_ENTRIES = 100;
 
-const num = (v: unknown): number | undefined => {
+export const num = (v: unknown): number | undefined => {
   const n = intOf(v);
   return typeof n === 'number' ? n : undefined;
 };
@@ -72,12 +72,10 @@ export class SplitEntryDto {
   is_gross_amount?: boolean;
 }
 
-export class PaymentDto {
+/** The payment fields a sale and a rebill's paymentCreditCard share. */
+export class CardPaymentDto {
   @Int({ required: true, ...ACQUIRER_CODES, example: 26 })
   acquirer!: number;
-
-  @Int({ required: true, min: 1, max: 4, example: 1, description: '1 credit, 2 merchant instalments, 3 issuer instalments, 4 debit.' })
-  method!: PaymentMethod;
 
   @Int({ required: true, min: 1, example: 150000, description: 'Integer cents; must equal order.totalAmount.' })
   amount!: number;
@@ -100,20 +98,6 @@ export class PaymentDto {
 
   @Text({ max: 16, pattern: /^\d+$/, hint: 'must contain digits only', example: '0' })
   groupNumber?: string;
-
-  @Int({
-    min: 0,
-    example: 0,
-    description: 'Airport departure tax in integer cents, at most the amount.',
-    also: (v, owner) => {
-      const amount = num(owner.amount);
-      return amount !== undefined && num(v)! > amount ? invalid('must not be more than payment.amount') : null;
-    },
-  })
-  departureTax?: number;
-
-  @Text({ max: 22, pattern: /^[\x20-\x7e]*$/, hint: 'must be printable text', example: 'SHOP' })
-  softDescriptor?: string;
 
   @Flag()
   flag?: string;
@@ -146,7 +130,26 @@ export class PaymentDto {
   split?: SplitEntryDto[];
 }
 
-function checkUrlReturn(v: unknown) {
+export class PaymentDto extends CardPaymentDto {
+  @Int({ required: true, min: 1, max: 4, example: 1, description: '1 credit, 2 merchant instalments, 3 issuer instalments, 4 debit.' })
+  method!: PaymentMethod;
+
+  @Int({
+    min: 0,
+    example: 0,
+    description: 'Airport departure tax in integer cents, at most the amount.',
+    also: (v, owner) => {
+      const amount = num(owner.amount);
+      return amount !== undefined && num(v)! > amount ? invalid('must not be more than payment.amount') : null;
+    },
+  })
+  departureTax?: number;
+
+  @Text({ max: 22, pattern: /^[\x20-\x7e]*$/, hint: 'must be printable text', example: 'SHOP' })
+  softDescriptor?: string;
+}
+
+export function checkUrlReturn(v: unknown) {
   const raw = textOf(v);
   if (raw === undefined) return invalid('must be a string');
   if (raw.length > 2048) return invalid('must be at most 2048 characters');
@@ -162,6 +165,15 @@ function checkUrlReturn(v: unknown) {
 }
 
 /** `sale` and `authorize` share this body. */
+/** Where the gateway posts outcomes; null or empty is the same as absent. */
+export const UrlReturn = () =>
+  Check({ type: 'string', format: 'uri', maxLength: 2048, description: 'Where the gateway posts the outcome (signed).' }, checkUrlReturn, {
+    example: 'https://merchant.example/listener',
+  });
+
+/** A validated urlReturn, normalised; undefined when absent. */
+export const urlReturnOf = (v: unknown): string | undefined => (optionalText(v) === undefined ? undefined : new URL(textOf(v)!).toString());
+
 export class SaleDto {
   @Nested(() => OrderDto, { required: true })
   order!: OrderDto;
@@ -172,13 +184,22 @@ export class SaleDto {
   @Nested(() => BillingDto)
   billing?: BillingDto;
 
-  @Check({ type: 'string', format: 'uri', maxLength: 2048, description: 'Where the gateway posts the outcome (signed).' }, checkUrlReturn, {
-    example: 'https://merchant.example/listener',
-  })
+  @UrlReturn()
   urlReturn?: string;
 
   @Bool()
   fraud?: boolean;
+}
+
+/** The cross-object rule of a sale and a rebill: the payment's amount is the order's total. */
+export function amountMatchesTotal(order: { totalAmount?: unknown } | undefined, payment: { amount?: unknown } | undefined, at: string) {
+  const total = num(order?.totalAmount);
+  const amount = num(payment?.amount);
+  const problems: FieldProblem[] = [];
+  if (total !== undefined && amount !== undefined && total !== amount) {
+    problems.push({ code: ErrorCodes.InvalidField, parameter: `${at}.amount`, message: `${at}.amount must equal order.totalAmount.` });
+  }
+  return problems;
 }
 
 /**
@@ -186,33 +207,8 @@ export class SaleDto {
  * are integer cents; split percentages stay decimal text (never a float).
  */
 export function parseSale(body: Record<string, unknown>): SaleInput {
-  const dto = validated(SaleDto, body, '', (sale) => {
-    const total = num(sale.order?.totalAmount);
-    const amount = num(sale.payment?.amount);
-    const problems: FieldProblem[] = [];
-    if (total !== undefined && amount !== undefined && total !== amount) {
-      problems.push({
-        code: ErrorCodes.InvalidField,
-        parameter: 'payment.amount',
-        message: 'payment.amount must equal order.totalAmount.',
-      });
-    }
-    return problems;
-  });
+  const dto = validated(SaleDto, body, '', (sale) => amountMatchesTotal(sale.order, sale.payment, 'payment'));
   const payment = dto.payment;
-  const optionalText = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : textOf(v));
-  const tokenKey = tokenKeyOf(payment as unknown as Record<string, unknown>);
-  const card = tokenKey
-    ? { tokenCard: String(payment[tokenKey]).toLowerCase() }
-    : {
-        card: {
-          cardNumber: textOf(payment.cardNumber)!,
-          cardHolder: textOf(payment.cardHolder)!,
-          cardExpirationDate: textOf(payment.cardExpirationDate)!,
-          cardSecurityCode: optionalText(payment.cardSecurityCode),
-        },
-      };
-  const optionalInt = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : num(v));
   return {
     order: { reference: textOf(dto.order.reference)!, totalAmount: num(dto.order.totalAmount)! },
     payment: {
@@ -229,13 +225,32 @@ export function parseSale(body: Record<string, unknown>): SaleInput {
       saveCreditCard: boolOf(payment.saveCreditCard) ?? false,
       generateToken: boolOf(payment.generateToken) ?? false,
       split: payment.split?.map(splitEntryOf),
-      ...card,
-      ...(tokenKey && optionalText(payment.cardSecurityCode) ? { cardSecurityCode: textOf(payment.cardSecurityCode) } : {}),
+      ...cardOrTokenOf(payment),
     },
     billing: billingOf(dto.billing),
-    urlReturn: optionalText(dto.urlReturn) === undefined ? undefined : new URL(textOf(dto.urlReturn)!).toString(),
+    urlReturn: urlReturnOf(dto.urlReturn),
     fraud: boolOf(dto.fraud) ?? false,
   };
+}
+
+export const optionalText = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : textOf(v));
+export const optionalInt = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : num(v));
+
+/** The inline card, or the token (and the security code sent with it), of a validated payment. */
+export function cardOrTokenOf(payment: CardPaymentDto): Pick<SaleInput['payment'], 'card' | 'tokenCard' | 'cardSecurityCode'> {
+  const tokenKey = tokenKeyOf(payment as unknown as Record<string, unknown>);
+  if (!tokenKey) {
+    return {
+      card: {
+        cardNumber: textOf(payment.cardNumber)!,
+        cardHolder: textOf(payment.cardHolder)!,
+        cardExpirationDate: textOf(payment.cardExpirationDate)!,
+        cardSecurityCode: optionalText(payment.cardSecurityCode),
+      },
+    };
+  }
+  const code = optionalText(payment.cardSecurityCode);
+  return { tokenCard: String(payment[tokenKey]).toLowerCase(), ...(code ? { cardSecurityCode: code } : {}) };
 }
 
 /**
@@ -255,7 +270,7 @@ export function withoutExponent(text: string): string {
   return `${sign === '-' ? '-' : ''}${intPart}${fracPart ? `.${fracPart}` : ''}`;
 }
 
-function splitEntryOf(e: SplitEntryDto): SplitEntryInput {
+export function splitEntryOf(e: SplitEntryDto): SplitEntryInput {
   const given = (v: unknown) => v !== undefined && v !== null && v !== '';
   const out: SplitEntryInput = {
     recipient: given(e.recipient) ? textOf(e.recipient) : undefined,

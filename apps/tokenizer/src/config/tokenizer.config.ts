@@ -37,6 +37,12 @@ export class TokenizerConfig {
   operationConcurrency: number;
   /** Of those, the most that may wait on one transaction; more get 038 at once. */
   operationQueuePerTransaction: number;
+  /** How often this tokenizer looks for due rebill cycles (0: never; another replica or the CLI charges them). */
+  rebillPollMs: number;
+  /** Rebill charges opened (and sent) per statement. */
+  rebillBatch: number;
+  /** An open rebill charge still undecided this long has its authorization sent again (same job). */
+  rebillResendAfterS: number;
 }
 
 export function readVaultKeys(r: EnvReader, base: BaseConfig): VaultKeys {
@@ -67,6 +73,10 @@ export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): Token
     acquirerTimeoutMs: r.int('ACQUIRER_TIMEOUT_MS', 3_000, 100, 60_000),
     operationConcurrency: r.int('OPERATION_CONCURRENCY', 128, 1, 10_000),
     operationQueuePerTransaction: r.int('OPERATION_QUEUE_PER_TRANSACTION', 32, 1, 10_000),
+    rebillPollMs: r.int('REBILL_POLL_MS', 5_000, 0, 3_600_000),
+    rebillBatch: r.int('REBILL_BATCH', 500, 1, 5_000),
+    // Well past a reply wait, well before SALE_ORPHAN_AFTER_S would abandon the charge.
+    rebillResendAfterS: r.int('REBILL_RESEND_AFTER_S', 30, 1, 86_400),
   };
   // A holder must be done (its acquirer call and, if lost, the fence) long before the reconciler
   // takes its claim for a dead worker's.

@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { safeErrorText } from '@app/platform';
 import AsyncLock from 'async-lock';
 import { randomUUID } from 'node:crypto';
 import {
@@ -20,6 +21,7 @@ import {
   OperationsRepository,
   OutboxEvent,
   OutboxRelay,
+  RebillsRepository,
   TransactionRow,
   TransactionsRepository,
   Transition,
@@ -43,12 +45,14 @@ import { TokensService } from '../tokens/tokens.service';
 export class PaymentsService {
   /** Operations on one transaction take turns in this process; the claim orders them across processes. */
   private readonly turns: AsyncLock;
+  private readonly logger = new Logger(PaymentsService.name);
 
   constructor(
     private readonly transactions: TransactionsRepository,
     private readonly operations: OperationsRepository,
     private readonly tokens: TokensService,
     private readonly relay: OutboxRelay,
+    private readonly rebills: RebillsRepository,
     private readonly config: TokenizerConfig,
     @Inject(ACQUIRER_CONNECTOR) private readonly acquirer: AcquirerConnector,
   ) {
@@ -70,8 +74,21 @@ export class PaymentsService {
   async authorize(req: AuthorizeRequest, firstDelivery = false): Promise<TransactionView> {
     const row = (firstDelivery && recordedRow(req)) || (await this.load(req.merchantId, req.transactionId));
     // Already decided (this is a redelivery): the answer is the recorded outcome.
-    if (row.status !== TransactionStatus.Waiting) return transactionViewOf(row);
+    if (row.status !== TransactionStatus.Waiting) return this.followUp(req, transactionViewOf(row));
+    return this.followUp(req, await this.decideSale(req, row));
+  }
 
+  /** A rebill's charge, once decided, moves its rebill on (the scheduler does it later if this fails). */
+  private async followUp(req: AuthorizeRequest, view: TransactionView): Promise<TransactionView> {
+    if (req.rebill && view.status !== TransactionStatus.Waiting) {
+      await this.rebills.advance(req.rebill.id, view.id).catch((e: unknown) => {
+        this.logger.warn(`rebill ${req.rebill!.id}: not moved on after its charge (the scheduler will): ${safeErrorText(e)}`);
+      });
+    }
+    return view;
+  }
+
+  private async decideSale(req: AuthorizeRequest, row: TransactionRow): Promise<TransactionView> {
     const { card, securityCode } = await this.cardOf(req);
     let tokenCard: string | undefined;
     if (req.saveCard && req.sealedCard) tokenCard = (await this.tokens.store(req.merchantId, card, req.billing ?? null)).token;
@@ -95,6 +112,7 @@ export class PaymentsService {
         instalments: row.instalments,
         capture: req.capture,
         softDescriptor: (row.details as { softDescriptor?: string }).softDescriptor,
+        initiator: req.rebill?.merchantInitiated ? 'merchant' : 'customer',
       });
       change.processor = processorOf(result);
       if (result.outcome === 'approved') {
