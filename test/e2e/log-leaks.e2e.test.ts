@@ -121,6 +121,37 @@ describe('logs that cannot leak', () => {
     expect(rows.rows[0].n).toBe(0);
   });
 
+  it('a rebill with a card, charged at creation, and one refused for its dates: nothing of the card in a log or an answer', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const rebill = (dateEnd: string) =>
+      envelope('rebill', {
+        order: { reference: 'leak-rebill', totalAmount: '1990', period: '3', frequency: '1', dateStart: today, dateEnd },
+        paymentCreditCard: {
+          acquirer: '26',
+          amount: '1990',
+          currency: '986',
+          country: 'BRA',
+          numberOfPayments: '1',
+          flag: 'visa',
+          cardHolder: 'REBILL HOLDER',
+          cardNumber: PLANTED_CARDS.rebill,
+          cardSecurityCode: PLANTED_CODE,
+          cardExpirationDate: '203012',
+          saveCreditCard: 'true',
+          generateToken: 'true',
+          departureTax: 'true',
+        },
+        urlReturn: null,
+      });
+    const refused = await send('/v1/receiver', rebill(today));
+    expect(refused.status).toBe(400);
+    expect(refused.json.result.error.parameter).toBe('order.dateEnd');
+    const created = await send('/v1/receiver', rebill('2099-12-31'));
+    expect(created.status).toBe(200);
+    // Charged at creation (the sandbox decides this number by its last digit; either way it was charged).
+    expect(created.json.processor.payments['1'].payment.tid).toMatch(/^[0-9a-f]{20}$/);
+  });
+
   it('no planted value in any log file of the run or in any answer', async () => {
     // Let the apps flush what the requests above caused (the HTTP lines are written on response).
     await new Promise((r) => setTimeout(r, 500));

@@ -289,7 +289,7 @@ describe('rebill on /v1/receiver', () => {
     expect((await receiver('cancel', { transactionId: json.transactionId }, other)).status).toBe(404);
   });
 
-  it('the operator lists and shows rebills, and the ledger verifies with the cycles in it', async () => {
+  it('the operator lists and shows rebills; the ledger verifies and the acquirer reconciles with the charges in them', async () => {
     const listed = await runCli<Json[]>(['rebill:list', '--merchant', shop.merchantId]);
     expect(listed.length).toBeGreaterThanOrEqual(5);
     const suspended = await runCli<Json[]>(['rebill:list', '--merchant', shop.merchantId, '--status', 'suspended']);
@@ -297,6 +297,10 @@ describe('rebill on /v1/receiver', () => {
     const shown = await runCli<Json>(['rebill:show', '--id', suspended[0].id]);
     expect(shown).toMatchObject({ id: suspended[0].id, state: 'suspended', response: { status: '4' } });
     expect(shown.charges.length).toBeGreaterThan(0);
+    // Every charge is a transaction: the ledger and the acquirer's books cover them as they do sales.
     await runCli(['ledger:verify']);
+    const reconciled = await runCli<Json>(['acquirer:reconcile', '--merchant', shop.merchantId]);
+    expect(reconciled.differences).toEqual([]);
+    expect(reconciled.transactions).toBeGreaterThanOrEqual(24);
   });
 });
