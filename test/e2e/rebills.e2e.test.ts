@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { createMerchant, eventually, MerchantCredentials, post, runCli, Stack, startStack } from '../support/stack';
+import { approvedRecipients, createMerchant, eventually, MerchantCredentials, post, runCli, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 import { LOCAL_LISTENER_ENV } from '../support/deliveries';
 import { Listener } from '../support/listener';
@@ -210,6 +210,33 @@ describe('rebill on /v1/receiver', () => {
     // Nothing more, however far time moves.
     await runDue('2029-01-01T00:00:00Z');
     expect(await charges(id)).toHaveLength(12);
+  });
+
+  it('a split rebill: every charge splits and settles as a sale, to the cent', async () => {
+    const [seller] = await approvedRecipients(shop.merchantId, 1);
+    const body = sdkBody({ dateStart: '2037-04-01', dateEnd: '2037-05-01', amount: 10001 });
+    const json = await create({
+      ...body,
+      paymentCreditCard: { ...body.paymentCreditCard, split: [{ recipient: seller, percentage: '33.33' }] },
+    });
+    await runDue('2037-05-01T01:00:00Z');
+    const all = await charges(json.transactionId);
+    expect(all.map((c) => c.status)).toEqual([8, 8]);
+    for (const c of all) {
+      const answer = await report(c.id);
+      expect(answer.split).toEqual([expect.objectContaining({ recipient: seller.toLowerCase(), grossAmount: '3333' })]);
+      const shares = await eventually(
+        async () => {
+          const rows = (await db.query(`SELECT recipient_id, gross::int FROM payables WHERE transaction_id = $1`, [c.id])).rows;
+          expect(rows.length).toBeGreaterThanOrEqual(2);
+          return rows;
+        },
+        { timeoutMs: 30_000 },
+      );
+      // Every cent of the charge is someone's: the recipient's share and the merchant's add up to it.
+      expect(shares.reduce((sum, r) => sum + r.gross, 0)).toBe(10001);
+      expect(shares.find((r) => r.recipient_id === seller.toLowerCase())?.gross).toBe(Number(answer.split[0].grossAmount));
+    }
   });
 
   it('a rebill starting 31 January charges on the last day of shorter months', async () => {
