@@ -152,7 +152,8 @@ const INSERT_TRANSACTIONS = `INSERT INTO transactions (id, merchant_id, referenc
    RETURNING ${TX_COLUMNS}`;
 
 const INSERT_CYCLES = `INSERT INTO rebill_cycles (rebill_id, cycle, attempt, transaction_id, cycle_date, merchant_initiated)
-   SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::uuid[], $5::date[], $6::boolean[])`;
+   SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::uuid[], $5::date[], $6::boolean[])
+   ON CONFLICT DO NOTHING`;
 
 /**
  * Rebills and their charges. The invariants that make "each cycle charged exactly once" hold:
@@ -264,7 +265,7 @@ export class RebillsRepository {
   private async insertCharges(
     m: EntityManager,
     charges: readonly { tx: NewTransaction; rebillId: string; cycle: number; attempt: number; date: string; mit: boolean }[],
-  ): Promise<TransactionRow[]> {
+  ): Promise<(TransactionRow | undefined)[]> {
     const rows = await m.query<TransactionRow[]>(
       INSERT_TRANSACTIONS,
       columns(
@@ -284,8 +285,9 @@ export class RebillsRepository {
         (c) => c.tx.urlReturn ?? null,
       ),
     );
-    // A charge id already recorded means a rebill was opened twice: refuse the whole batch.
-    if (rows.length !== charges.length) throw new Error('a rebill charge was already recorded; nothing was opened');
+    // A charge already recorded (a rebill restored from a backup taken before its charge moved it
+    // on) is the same charge: it is opened again as it stands, never recorded twice, and decided
+    // (or answered from its decision) under its own operation key.
     await m.query(
       INSERT_CYCLES,
       columns(
@@ -299,7 +301,7 @@ export class RebillsRepository {
       ),
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
-    return charges.map((c) => byId.get(c.tx.id.toLowerCase())!);
+    return charges.map((c) => byId.get(c.tx.id.toLowerCase()));
   }
 
   /** Moves the rebill on from its open charge once that is decided; undefined when there is nothing to do. */
