@@ -92,6 +92,12 @@ export interface CycleOutcome {
   status: number;
   errorCode: string;
   returnCode?: string;
+  /**
+   * When the declined charge was actually made. A retry is never sooner after it than the retry
+   * schedule's own gap: after an outage, overdue retries are spaced out again instead of made
+   * back to back.
+   */
+  attemptedAt?: Date;
 }
 
 export interface NextStep {
@@ -119,12 +125,10 @@ export function nextStep(s: RebillSchedule, o: CycleOutcome): NextStep {
   if (o.attempt >= s.retryDays.length)
     return { state: 'suspended', nextCycle: o.cycle, nextAttempt: o.attempt, nextDueAt: null, reason: 'retries_exhausted' };
   const date = cycleDate(s.dateStart, s.period, s.frequency, o.cycle);
-  return {
-    state: 'active',
-    nextCycle: o.cycle,
-    nextAttempt: o.attempt + 1,
-    nextDueAt: new Date(dueAt(date).getTime() + s.retryDays[o.attempt] * DAY_MS),
-  };
+  const scheduled = dueAt(date).getTime() + s.retryDays[o.attempt] * DAY_MS;
+  const gap = (s.retryDays[o.attempt] - (o.attempt > 0 ? s.retryDays[o.attempt - 1] : 0)) * DAY_MS;
+  const spaced = o.attemptedAt ? o.attemptedAt.getTime() + gap : scheduled;
+  return { state: 'active', nextCycle: o.cycle, nextAttempt: o.attempt + 1, nextDueAt: new Date(Math.max(scheduled, spaced)) };
 }
 
 /** The TransactionResponse status of a rebill: 10 while it may charge, 6 cancelled, 4 suspended. */

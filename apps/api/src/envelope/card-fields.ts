@@ -30,7 +30,7 @@ function cardField(
     { type: 'string', pattern: doc.pattern, maxLength: doc.max, description: doc.description },
     (v, owner) => {
       const token = opts.orToken ? tokenKeyOf(owner) : undefined;
-      if (token) return invalid(`must be absent when payment.${token} is given`);
+      if (token) return invalid(`must be absent when ${token} is given beside it`);
       const text = textOf(v);
       return text === undefined ? invalid('must be a string') : check(text, owner);
     },

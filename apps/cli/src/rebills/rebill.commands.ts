@@ -126,6 +126,9 @@ export class RebillRunDueCommand extends CommandRunner {
   async run(_args: string[], o: { asOf?: string; timeoutS?: string; batch?: string }): Promise<void> {
     const asOf = o.asOf === undefined ? new Date() : new Date(o.asOf);
     if (Number.isNaN(asOf.getTime())) throw new CliError('--as-of must be an ISO 8601 time, e.g. 2027-01-01T00:00:00Z');
+    // A time to come would charge every merchant's customers before their dates: only outside production (tests).
+    if (asOf.getTime() > Date.now() + 60_000 && this.config.base.nodeEnv === 'production')
+      throw new CliError('--as-of is in the future: that would charge cards before their dates, which production refuses');
     if (o.timeoutS !== undefined && !/^\d{1,5}$/.test(o.timeoutS)) throw new CliError('--timeout-s must be whole seconds');
     if (o.batch !== undefined && !/^\d{1,4}$/.test(o.batch)) throw new CliError('--batch must be a whole number up to 9999');
     // The charges go to the tokenizers on the queue, exactly as the tokenizers' own scheduler sends them.

@@ -121,7 +121,14 @@ interface OpenRow {
   merchant_initiated: boolean;
 }
 
-type AdvanceRow = RebillRow & { t_status: number; t_error_code: string; t_return_code: string | null; c_cycle: number; c_attempt: number };
+type AdvanceRow = RebillRow & {
+  t_status: number;
+  t_error_code: string;
+  t_return_code: string | null;
+  c_cycle: number;
+  c_attempt: number;
+  c_opened_at: Date;
+};
 
 export interface AdvanceResult {
   rebillId: string;
@@ -317,7 +324,7 @@ export class RebillsRepository {
     const results = await this.db.transaction(async (m) => {
       const rows = await m.query<AdvanceRow[]>(
         `SELECT ${rebillColumns('r')}, t.status AS t_status, t.error_code AS t_error_code, t.processor->>'returnCode' AS t_return_code,
-           c.cycle AS c_cycle, c.attempt AS c_attempt
+           c.cycle AS c_cycle, c.attempt AS c_attempt, c.created_at AS c_opened_at
          FROM rebills r JOIN unnest($1::uuid[], $2::uuid[]) AS k (id, tx) ON r.id = k.id AND r.open_transaction_id = k.tx
            JOIN transactions t ON t.id = k.tx JOIN rebill_cycles c ON c.transaction_id = k.tx
          WHERE t.status <> 0
@@ -334,6 +341,7 @@ export class RebillsRepository {
           status: r.t_status,
           errorCode: r.t_error_code,
           returnCode: r.t_return_code ?? undefined,
+          attemptedAt: r.c_opened_at,
         });
         return { r, state: next.state, cycle: next.nextCycle, attempt: next.nextAttempt, due: next.nextDueAt, reason: next.reason ?? null };
       });
