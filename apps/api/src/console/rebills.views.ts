@@ -79,7 +79,7 @@ const expiresFlag = (r: RebillRow) =>
         title="The card expires before the schedule ends: later cycles will be declined unless it is replaced"
         >card expires before end</span
       >`
-    : html`no`;
+    : html`<span class="note">valid through the end</span>`;
 
 /** A rebill row as the pages show it: reference and listener URL card-masked, nothing else of the card than its masked number. */
 export type RebillShown = RebillRow & { merchant: string };
@@ -135,10 +135,10 @@ export function rebillsPage(f: Frame, v: RebillsView): string {
                       html`<tr data-rebill="${r.id}">
                         <td class="reference"><a href="/console/rebills/${r.id}">${r.reference}</a></td>
                         <td class="rebill-state">${state(r.state)}</td>
-                        <td>${money(r.amount, r.currency)}</td>
+                        <td class="nowrap">${money(r.amount, r.currency)}</td>
                         <td>${periodText(r.period, r.frequency)}</td>
-                        <td>${r.date_start} – ${r.date_end}</td>
-                        <td class="next">${nextText(r)}</td>
+                        <td class="nowrap">${r.date_start} – ${r.date_end}</td>
+                        <td class="next nowrap">${nextText(r)}</td>
                         <td class="cycles">${r.cycles_charged} of ${scheduledCycles(r)}</td>
                         <td class="suspended">${suspendedText(r.suspended_reason)}</td>
                         <td class="card">${r.masked_card} ${expiresFlag(r)}</td>
@@ -246,8 +246,8 @@ export function rebillPage(f: Frame, v: RebillView): string {
               html`<tr data-charge="${c.cycle}-${c.attempt}">
                 <td>${c.cycle}</td>
                 <td>${c.attempt === 0 ? 'first try' : `retry ${c.attempt}`}</td>
-                <td>${c.cycle_date}</td>
-                <td>${chargeDueDate(r, c)}</td>
+                <td class="nowrap">${c.cycle_date}</td>
+                <td class="nowrap">${chargeDueDate(r, c)}</td>
                 <td>${when(c.created_at)}</td>
                 <td class="transaction">
                   ${c.transaction_id.toUpperCase()}
@@ -256,7 +256,7 @@ export function rebillPage(f: Frame, v: RebillView): string {
                   >
                 </td>
                 <td class="initiator">${c.merchant_initiated ? 'merchant' : 'card holder'}</td>
-                <td>${money(c.amount, r.currency)}</td>
+                <td class="nowrap">${money(c.amount, r.currency)}</td>
                 <td class="status">
                   <span class="state state-${statusClass(c.status)}">${statusText(c.status)}</span>
                   ${c.returnMessage ? html`<span class="note">${c.returnMessage}</span>` : ''}
