@@ -34,7 +34,7 @@ const rebill: RebillShown = {
   updated_at: new Date('2026-11-27T10:00:00Z'),
 };
 const frame = { title: 'Rebills', csrf: 't', operator: { name: 'vic', role: 'viewer' as const } };
-const charge = (over: Partial<CycleRow>): CycleRow & { returnMessage: string } => ({
+const charge = (over: Partial<CycleRow & { returnMessage: string }>): CycleRow & { returnMessage: string } => ({
   rebill_id: rebill.id,
   cycle: 1,
   attempt: 0,
