@@ -43,6 +43,8 @@ th { background: #f1f5f9; font-weight: 600; }
 .state { padding: 1px 6px; border-radius: 3px; font-size: 12px; font-weight: 600; }
 .state-succeeded { background: #dcfce7; color: #166534; } .state-failed { background: #fee2e2; color: #991b1b; }
 .state-pending, .state-sending, .state-running { background: #fef9c3; color: #854d0e; }
+.state-active { background: #dbeafe; color: #1e40af; } .state-completed { background: #dcfce7; color: #166534; }
+.state-suspended { background: #fee2e2; color: #991b1b; } .state-expiring { background: #ffedd5; color: #9a3412; } td.nowrap { white-space: nowrap; }
 .state-finished { background: #dcfce7; color: #166534; } .state-cancelled { background: #e5e7eb; color: #374151; } .state-blocked, .state-held { background: #e5e7eb; color: #374151; }
 form.filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; margin-bottom: 12px; }
 form.filters label { display: flex; flex-direction: column; font-size: 12px; color: #475569; }

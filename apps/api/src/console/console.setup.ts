@@ -30,6 +30,7 @@ import { Frame, problemPage } from './layout';
 import { pageCsrf, sendPage, setUpPageScope } from './page-scope';
 import { registerMerchantRoutes } from './merchants.routes';
 import { registerListenerRoutes } from './listeners.routes';
+import { registerRebillRoutes } from './rebills.routes';
 import { signInPage } from './views';
 
 /** The operator a console request was authenticated as (set by the preHandler). */
@@ -163,4 +164,5 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   registerMerchantRoutes(kit);
   registerRecoverRoutes(kit);
   registerListenerRoutes(kit);
+  registerRebillRoutes(kit);
 }

@@ -7,6 +7,7 @@ export const NAV: readonly (readonly [href: string, label: string])[] = [
   ['/console/deliveries', 'Deliveries'],
   ['/console/listeners', 'Listeners'],
   ['/console/recover', 'Recover'],
+  ['/console/rebills', 'Rebills'],
   ['/admin/queues', 'Queues'],
 ];
 

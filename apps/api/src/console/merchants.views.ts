@@ -20,6 +20,7 @@ export function merchantPage(f: Frame, v: MerchantView): string {
   return page(
     f,
     html`<h1>Merchant ${v.merchant}</h1>
+      <p><a id="merchant-rebills" href="/console/rebills?${new URLSearchParams({ merchant: v.merchant }).toString()}">Rebills</a></p>
       ${v.saved ? html`<p class="ok" role="status" id="notice">Saved. The notifiers apply it within 5 seconds.</p>` : ''}
       <h2>Webhook throttle</h2>
       <p id="throttle">${current}</p>

@@ -85,6 +85,21 @@ export interface NewRebill {
   urlReturn?: string;
 }
 
+/** Where a page of a rebill list stopped (newest first: creation time, then id). */
+export interface RebillPageCursor {
+  /** Best as Postgres prints it (the row's `cursor`): a Date keeps milliseconds only. */
+  createdAt: Date | string;
+  id: string;
+}
+
+/** A rebill as a list shows it: its row, its keyset cursor, and its cycles charged so far. */
+export type RebillListRow = RebillRow & {
+  /** created_at as Postgres prints it (see RebillPageCursor). */
+  cursor: string;
+  /** Cycles with an approved charge (8, or 12 once partly cancelled); dunning retries of one cycle count once. */
+  cycles_charged: number;
+};
+
 export interface CycleRow {
   rebill_id: string;
   cycle: number;
@@ -96,6 +111,8 @@ export interface CycleRow {
   error_code: string;
   processor: TransactionView['processor'];
   amount: string;
+  /** When the charge was opened (the cycle's date, or a retry's, is when it fell due). */
+  created_at: Date;
 }
 
 /** A charge just opened: its transaction (status 0) as recorded, and which cycle it is. */
@@ -480,7 +497,7 @@ export class RebillsRepository {
   async cyclesOf(m: EntityManager, rebillIds: readonly string[]): Promise<Map<string, CycleRow[]>> {
     const rows = await m.query<CycleRow[]>(
       `SELECT c.rebill_id, c.cycle, c.attempt, c.transaction_id, to_char(c.cycle_date, 'YYYY-MM-DD') AS cycle_date, c.merchant_initiated,
-         t.status, t.error_code, t.processor, t.amount
+         t.status, t.error_code, t.processor, t.amount, c.created_at
        FROM rebill_cycles c JOIN transactions t ON t.id = c.transaction_id
        WHERE c.rebill_id = ANY($1::uuid[]) ORDER BY c.rebill_id, c.cycle, c.attempt`,
       [rebillIds],
@@ -490,10 +507,18 @@ export class RebillsRepository {
     return out;
   }
 
-  /** A merchant's rebills (or every merchant's), newest first, optionally in one state. */
-  list(scope: { merchantId?: string; state?: RebillState; limit: number; before?: { createdAt: Date; id: string } }): Promise<RebillRow[]> {
+  /**
+   * A merchant's rebills (or every merchant's), newest first, optionally in one state; a page of
+   * them by keyset when `before` is the (created_at, id) of the last row of the page before. Each
+   * row carries that key as `cursor` (created_at as Postgres prints it, microseconds included: a
+   * JavaScript Date would drop them and repeat or skip a row) and how many cycles were charged.
+   */
+  list(scope: { merchantId?: string; state?: RebillState; limit: number; before?: RebillPageCursor }): Promise<RebillListRow[]> {
     return this.db.query(
-      `SELECT ${REBILL_COLUMNS} FROM rebills
+      `SELECT ${REBILL_COLUMNS}, rebills.created_at::text AS cursor,
+         (SELECT count(DISTINCT c.cycle)::int FROM rebill_cycles c JOIN transactions t ON t.id = c.transaction_id
+          WHERE c.rebill_id = rebills.id AND t.status IN (8, 12)) AS cycles_charged
+       FROM rebills
        WHERE ($1::uuid IS NULL OR merchant_id = $1) AND ($2::text IS NULL OR state = $2)
          AND ($4::timestamptz IS NULL OR (created_at, id) < ($4, $5::uuid))
        ORDER BY created_at DESC, id DESC LIMIT $3`,
