@@ -146,7 +146,9 @@ describe('logs that cannot leak', () => {
     const refused = await send('/v1/receiver', rebill(today));
     expect(refused.status).toBe(400);
     expect(refused.json.result.error.parameter).toBe('order.dateEnd');
-    const created = await send('/v1/receiver', rebill('2099-12-31'));
+    // One cycle only: the suites that move time later have nothing of this one left to charge.
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const created = await send('/v1/receiver', rebill(tomorrow));
     expect(created.status).toBe(200);
     // Charged at creation (the sandbox decides this number by its last digit; either way it was charged).
     expect(created.json.processor.payments['1'].payment.tid).toMatch(/^[0-9a-f]{20}$/);
