@@ -1,0 +1,117 @@
+import { Client } from 'pg';
+import { createMerchant, eventually, MerchantCredentials, post, runCliRaw, Stack, startStack } from '../support/stack';
+import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
+
+jest.setTimeout(300_000);
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+/**
+ * Rebills under attack (adversarial review of issue 18): what a merchant, an operator or the
+ * machinery can do around a charge that must still leave each cycle charged at most once. Each
+ * test schedules in a year of its own, as rebills.e2e.test.ts does.
+ */
+describe('rebills: adversarial review', () => {
+  let stack: Stack;
+  let shop: MerchantCredentials;
+  let db: Client;
+  let ref = 0;
+
+  const receiver = (op: string, body: unknown, m = shop, headers: Record<string, string> = {}) =>
+    post(
+      stack.baseUrl,
+      '/v1/receiver',
+      { 'transaction-request': { version: '1.0.0', verification: { merchantId: m.merchantId, merchantKey: m.merchantKey }, [op]: body } },
+      headers,
+    );
+
+  const body = (o: { card?: number; dateStart: string; dateEnd: string; period?: number }): Json => ({
+    order: {
+      reference: `adv-${++ref}`,
+      totalAmount: 1990,
+      period: o.period ?? 3,
+      frequency: 1,
+      dateStart: o.dateStart,
+      dateEnd: o.dateEnd,
+    },
+    paymentCreditCard: {
+      acquirer: 26,
+      amount: 1990,
+      currency: '986',
+      country: 'BRA',
+      numberOfPayments: 1,
+      flag: 'visa',
+      cardHolder: 'MARIA SILVA',
+      cardNumber: SANDBOX_CARDS[o.card ?? 1],
+      cardSecurityCode: CANARY_CODES[1],
+      cardExpirationDate: '203512',
+    },
+  });
+
+  /** Every charge of a rebill, with how many times the sandbox acquirer approved it. */
+  const charges = async (rebillId: string) =>
+    (
+      await db.query(
+        `SELECT c.cycle, c.attempt, t.status,
+           (SELECT count(*)::int FROM sandbox_calls s
+             WHERE s.operation_key = t.id || '-authorize' AND NOT s.repeat AND s.result->>'outcome' = 'approved') AS approvals
+         FROM rebill_cycles c JOIN transactions t ON t.id = c.transaction_id WHERE c.rebill_id = $1 ORDER BY c.cycle, c.attempt`,
+        [rebillId.toLowerCase()],
+      )
+    ).rows as { cycle: number; attempt: number; status: number; approvals: number }[];
+
+  const openCharge = (rebillId: string) =>
+    eventually(async () => {
+      const [row] = (await db.query(`SELECT open_transaction_id FROM rebills WHERE id = $1`, [rebillId.toLowerCase()])).rows;
+      expect(row.open_transaction_id).not.toBeNull();
+      return row.open_transaction_id as string;
+    });
+
+  beforeAll(async () => {
+    // A slow approval (…9) keeps a charge in flight long enough to act on it meanwhile.
+    stack = await startStack({ SANDBOX_SLOW_APPROVAL_MS: '1500' });
+    shop = await createMerchant('rebill review shop');
+    db = new Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await stack?.stop();
+  });
+
+  it('a charge refunded before its rebill moved on is not charged again as a declined retry', async () => {
+    const created = await receiver('rebill', body({ card: 9, dateStart: '2061-03-01', dateEnd: '2061-12-01' }));
+    expect(created.status).toBe(200);
+    const id = created.json.transactionId as string;
+    // The rebill moves on after its charge is decided; hold its row meanwhile (as a cancel or a
+    // second runner does for a moment, or as a tokenizer that died after the decision leaves it),
+    // so the decided charge stays open.
+    const run = runCliRaw(['rebill:run-due', '--as-of', '2061-03-01T01:00:00Z', '--timeout-s', '4']);
+    const ticket = await openCharge(id);
+    const holder = new Client({ connectionString: process.env.DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM rebills WHERE id = $1 FOR UPDATE', [id.toLowerCase()]);
+      expect((await run).code).not.toBe(0);
+      expect((await charges(id)).map((c) => [c.cycle, c.attempt, c.status, c.approvals])).toEqual([[1, 0, 8, 1]]);
+      // The merchant heard of the approved charge (its webhook) and refunds it by its ticket.
+      const refund = await receiver('cancel', { transactionId: ticket.toUpperCase() });
+      expect(refund.status).toBe(200);
+      expect(refund.json.status).toBe('6');
+    } finally {
+      await holder.query('COMMIT').catch(() => undefined);
+      await holder.end();
+    }
+    // Past the first retry day, before the next cycle's date: the first cycle was paid (then
+    // refunded by the merchant); it is not charged a second time.
+    await runCliRaw(['rebill:run-due', '--as-of', '2061-03-05T01:00:00Z']);
+    const all = await charges(id);
+    expect(all.filter((c) => c.cycle === 1).reduce((n, c) => n + c.approvals, 0)).toBe(1);
+    expect(all.map((c) => [c.cycle, c.attempt])).toEqual([[1, 0]]);
+    const report = await receiver('report', { transactionId: id });
+    expect(report.json.rebill).toMatchObject({ state: 'ACTIVE', nextDate: '2061-04-01' });
+  });
+});
