@@ -114,4 +114,17 @@ describe('rebills: adversarial review', () => {
     const report = await receiver('report', { transactionId: id });
     expect(report.json.rebill).toMatchObject({ state: 'ACTIVE', nextDate: '2061-04-01' });
   });
+
+  it("a split problem names the rebill's own field (paymentCreditCard.split…), and nothing is recorded", async () => {
+    const count = async () => (await db.query('SELECT count(*)::int AS n FROM rebills')).rows[0].n;
+    const before = await count();
+    const b = body({ dateStart: '2062-01-10', dateEnd: '2062-12-10' });
+    const unknown = await receiver('rebill', {
+      ...b,
+      paymentCreditCard: { ...b.paymentCreditCard, split: [{ recipient: '0b6f5c3e-6a4d-4f0e-9a1b-2c3d4e5f6a7b', percentage: '50' }] },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.result.error.parameter).toBe('paymentCreditCard.split[0].recipient');
+    expect(await count()).toBe(before);
+  });
 });
