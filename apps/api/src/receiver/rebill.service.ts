@@ -64,7 +64,7 @@ export class RebillService {
       urlReturn: input.urlReturn,
       fraud: input.fraud,
     };
-    const terms = await this.terms.termsFor(merchantId, asSale, brand);
+    const terms = await this.terms.termsFor(merchantId, asSale, brand, 'paymentCreditCard');
     const token = known ?? (await this.tokens.add(merchantId, { card: p.card!, flag: p.flag, billing: input.billing }));
     const securityCode = p.card ? p.card.cardSecurityCode : p.cardSecurityCode;
 

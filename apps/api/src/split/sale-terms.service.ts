@@ -30,7 +30,8 @@ export class SaleTermsService {
     private readonly merchants: MerchantsRepository,
   ) {}
 
-  async termsFor(merchantId: string, input: SaleInput, brand: string): Promise<SettlementTerms> {
+  /** `at`: the body's name for the payment object, for the parameter of each problem (a rebill's is paymentCreditCard). */
+  async termsFor(merchantId: string, input: SaleInput, brand: string, at = 'payment'): Promise<SettlementTerms> {
     const kind = methodKind(input.payment.method);
     const rate = await this.rate(merchantId, kind, brand, input.payment.numberOfPayments);
     const gross = input.payment.amount;
@@ -54,10 +55,12 @@ export class SaleTermsService {
         merchantPublicId,
         recipients,
         maxEntries: this.config.splitMaxEntries,
+        path: `${at}.split`,
+        amountPath: `${at}.amount`,
       });
       if (problems.length) throw DomainError.fields(problems, ErrorCodes.InvalidSplit);
     } else if (fee >= gross) {
-      throw DomainError.fields([feeExceeds('payment.amount', fee, gross)], ErrorCodes.InvalidField);
+      throw DomainError.fields([feeExceeds(`${at}.amount`, fee, gross)], ErrorCodes.InvalidField);
     }
     return { kind, brand, fee: rate, split };
   }
