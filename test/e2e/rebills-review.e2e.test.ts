@@ -70,7 +70,8 @@ describe('rebills: adversarial review', () => {
 
   beforeAll(async () => {
     // A slow approval (…9) keeps a charge in flight long enough to act on it meanwhile.
-    stack = await startStack({ SANDBOX_SLOW_APPROVAL_MS: '1500' });
+    // The tokenizer's own scheduler polls often, to race the CLI's passes.
+    stack = await startStack({ SANDBOX_SLOW_APPROVAL_MS: '1500', REBILL_POLL_MS: '200' });
     shop = await createMerchant('rebill review shop');
     db = new Client({ connectionString: process.env.DATABASE_URL });
     await db.connect();
@@ -126,5 +127,27 @@ describe('rebills: adversarial review', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.json.result.error.parameter).toBe('paymentCreditCard.split[0].recipient');
     expect(await count()).toBe(before);
+  });
+
+  it('three rebill:run-due at the same as-of, with the tokenizer polling meanwhile: each cycle approved once, none skipped', async () => {
+    // Approved, slow approval, soft decline, acquirer timeout (reversed, then declined).
+    const cards = [1, 9, 2, 8, 4, 1];
+    const ids = [];
+    for (const card of cards) {
+      const res = await receiver('rebill', body({ card, period: 1, dateStart: '2063-05-01', dateEnd: '2063-05-06' }));
+      expect(res.status).toBe(200);
+      ids.push(res.json.transactionId as string);
+    }
+    const runs = await Promise.all([1, 2, 3].map(() => runCliRaw(['rebill:run-due', '--as-of', '2063-05-20T00:00:00Z', '--batch', '2'])));
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0]);
+    for (const [i, id] of ids.entries()) {
+      const all = await charges(id);
+      if ([2, 8].includes(cards[i])) {
+        // Declined each time: the first cycle and its three retries, then suspended.
+        expect(all.map((c) => [c.cycle, c.attempt, c.approvals])).toEqual([0, 1, 2, 3].map((a) => [1, a, 0]));
+      } else {
+        expect(all.map((c) => [c.cycle, c.attempt, c.status, c.approvals])).toEqual([1, 2, 3, 4, 5, 6].map((n) => [n, 0, 8, 1]));
+      }
+    }
   });
 });
