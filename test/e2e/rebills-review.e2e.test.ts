@@ -71,7 +71,7 @@ describe('rebills: adversarial review', () => {
   beforeAll(async () => {
     // A slow approval (…9) keeps a charge in flight long enough to act on it meanwhile.
     // The tokenizer's own scheduler polls often, to race the CLI's passes.
-    stack = await startStack({ SANDBOX_SLOW_APPROVAL_MS: '1500', REBILL_POLL_MS: '200' });
+    stack = await startStack({ SANDBOX_SLOW_APPROVAL_MS: '1500', REBILL_POLL_MS: '200', REBILL_RESEND_AFTER_S: '2' });
     shop = await createMerchant('rebill review shop');
     db = new Client({ connectionString: process.env.DATABASE_URL });
     await db.connect();
@@ -149,5 +149,29 @@ describe('rebills: adversarial review', () => {
         expect(all.map((c) => [c.cycle, c.attempt, c.status, c.approvals])).toEqual([1, 2, 3, 4, 5, 6].map((n) => [n, 0, 8, 1]));
       }
     }
+  });
+
+  it("a cancelled rebill's charge that never reached the acquirer is not sent to it after the cancel answered", async () => {
+    const created = await receiver('rebill', body({ dateStart: '2064-02-01', dateEnd: '2064-12-01' }));
+    const id = created.json.transactionId as string;
+    // The charge is opened, but its authorization cannot be queued (Redis unreachable from this run).
+    const run = await runCliRaw(['rebill:run-due', '--as-of', '2064-02-01T01:00:00Z', '--timeout-s', '1'], {
+      REDIS_URL: 'redis://127.0.0.1:1',
+      REDIS_CLUSTER_NODES: '',
+    });
+    expect(run.code).not.toBe(0);
+    const ticket = await openCharge(id);
+    const cancelled = await receiver('cancel', { transactionId: id });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json.rebill.state).toBe('CANCELLED');
+    // Well past the tokenizers' resend delay: the charge is decided, never approved.
+    await eventually(
+      async () => {
+        const [t] = (await db.query(`SELECT status FROM transactions WHERE id = $1`, [ticket])).rows;
+        expect(t.status).not.toBe(0);
+      },
+      { timeoutMs: 20_000 },
+    ).catch(() => undefined);
+    expect((await charges(id)).map((c) => c.approvals)).toEqual([0]);
   });
 });
