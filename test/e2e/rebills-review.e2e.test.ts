@@ -164,14 +164,14 @@ describe('rebills: adversarial review', () => {
     const cancelled = await receiver('cancel', { transactionId: id });
     expect(cancelled.status).toBe(200);
     expect(cancelled.json.rebill.state).toBe('CANCELLED');
-    // Well past the tokenizers' resend delay: the charge is decided, never approved.
+    // Sent again by the tokenizers' scheduler: decided without charging the card (not processed).
     await eventually(
       async () => {
-        const [t] = (await db.query(`SELECT status FROM transactions WHERE id = $1`, [ticket])).rows;
-        expect(t.status).not.toBe(0);
+        const [t] = (await db.query(`SELECT status, error_code FROM transactions WHERE id = $1`, [ticket])).rows;
+        expect(t).toEqual({ status: 4, error_code: '101' });
       },
       { timeoutMs: 20_000 },
-    ).catch(() => undefined);
+    );
     expect((await charges(id)).map((c) => c.approvals)).toEqual([0]);
   });
 });

@@ -449,6 +449,12 @@ export class RebillsRepository {
     return r.n;
   }
 
+  /** Where a rebill stands (undefined when there is none by this id). */
+  async stateOf(id: string): Promise<RebillState | undefined> {
+    const rows = await this.db.query<{ state: RebillState }[]>(`SELECT state FROM rebills WHERE id = $1`, [id.toLowerCase()]);
+    return rows[0]?.state;
+  }
+
   async find(merchantId: string | undefined, id: string): Promise<RebillRow | undefined> {
     const rows = await this.db.query<RebillRow[]>(
       `SELECT ${REBILL_COLUMNS} FROM rebills WHERE id = $1 AND ($2::uuid IS NULL OR merchant_id = $2)`,
