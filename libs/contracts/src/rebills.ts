@@ -111,12 +111,27 @@ export interface NextStep {
 }
 
 /**
+ * Whether a decided charge was approved at the acquirer: approved, or cancelled (refunded) in
+ * whole or part since, which only an approved charge can be. The merchant may refund a charge by
+ * its ticket before its rebill was moved on (a tokenizer that died after the decision, a row
+ * another runner held): its cycle was still charged, and must not be charged again.
+ */
+export function chargedAtAcquirer(status: number): boolean {
+  return (
+    status === TransactionStatus.Approved ||
+    status === TransactionStatus.Authorized ||
+    status === TransactionStatus.Cancelled ||
+    status === TransactionStatus.PartialCancelled
+  );
+}
+
+/**
  * What a rebill does after one charge was decided: an approval moves to the next cycle (or
  * completes the schedule), a soft decline is tried again on the retry schedule, a hard decline or
  * a decline with no retry left suspends it.
  */
 export function nextStep(s: RebillSchedule, o: CycleOutcome): NextStep {
-  if (o.status === TransactionStatus.Approved) {
+  if (chargedAtAcquirer(o.status)) {
     const date = cycleDate(s.dateStart, s.period, s.frequency, o.cycle + 1);
     if (date > s.dateEnd) return { state: 'completed', nextCycle: o.cycle + 1, nextAttempt: 0, nextDueAt: null };
     return { state: 'active', nextCycle: o.cycle + 1, nextAttempt: 0, nextDueAt: dueAt(date) };

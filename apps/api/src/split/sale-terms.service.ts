@@ -30,7 +30,7 @@ export class SaleTermsService {
     private readonly merchants: MerchantsRepository,
   ) {}
 
-  /** `at`: where the payment is on the wire (a rebill's is paymentCreditCard), for the fields problems name. */
+  /** `at`: the body's name for the payment object, for the parameter of each problem (a rebill's is paymentCreditCard). */
   async termsFor(merchantId: string, input: SaleInput, brand: string, at = 'payment'): Promise<SettlementTerms> {
     const kind = methodKind(input.payment.method);
     const rate = await this.rate(merchantId, kind, brand, input.payment.numberOfPayments);

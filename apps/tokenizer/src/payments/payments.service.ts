@@ -75,6 +75,11 @@ export class PaymentsService {
     const row = (firstDelivery && recordedRow(req)) || (await this.load(req.merchantId, req.transactionId));
     // Already decided (this is a redelivery): the answer is the recorded outcome.
     if (row.status !== TransactionStatus.Waiting) return this.followUp(req, transactionViewOf(row));
+    // A rebill cancelled before this charge went to the acquirer (its job was queued, or sent again
+    // after being lost): the cancel stops it. Not charged; whatever an earlier try of the same
+    // charge left at the acquirer is undone, as for any sale abandoned undecided. A cancel that
+    // comes after this point finds the charge in flight, and it is decided.
+    if (req.rebill && (await this.rebills.stateOf(req.rebill.id)) === 'cancelled') return this.followUp(req, await this.abandon(row));
     return this.followUp(req, await this.decideSale(req, row));
   }
 

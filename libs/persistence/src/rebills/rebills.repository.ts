@@ -338,6 +338,9 @@ export class RebillsRepository {
    * holder is advancing or cancelling it, and the scheduler's next pass finds it if not.
    */
   private async advanceMany(keys: readonly { rebillId: string; transactionId: string }[]): Promise<(AdvanceResult | undefined)[]> {
+    // The same decision moved on twice at once (its job's answer and a scheduler pass in one
+    // process) is one key: joined twice, it would be moved on twice and announce a suspension twice.
+    const unique = [...new Map(keys.map((k) => [`${k.rebillId} ${k.transactionId}`, k])).values()];
     const results = await this.db.transaction(async (m) => {
       const rows = await m.query<AdvanceRow[]>(
         `SELECT ${rebillColumns('r')}, t.status AS t_status, t.error_code AS t_error_code, t.processor->>'returnCode' AS t_return_code,
@@ -346,7 +349,7 @@ export class RebillsRepository {
            JOIN transactions t ON t.id = k.tx JOIN rebill_cycles c ON c.transaction_id = k.tx
          WHERE t.status <> 0
          ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`,
-        [keys.map((k) => k.rebillId), keys.map((k) => k.transactionId)],
+        [unique.map((k) => k.rebillId), unique.map((k) => k.transactionId)],
       );
       if (!rows.length) return new Map<string, AdvanceResult>();
       const updates = rows.map((r) => {
@@ -469,6 +472,12 @@ export class RebillsRepository {
   async countOpen(): Promise<number> {
     const [r] = await this.db.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM rebills WHERE open_transaction_id IS NOT NULL`);
     return r.n;
+  }
+
+  /** Where a rebill stands (undefined when there is none by this id). */
+  async stateOf(id: string): Promise<RebillState | undefined> {
+    const rows = await this.db.query<{ state: RebillState }[]>(`SELECT state FROM rebills WHERE id = $1`, [id.toLowerCase()]);
+    return rows[0]?.state;
   }
 
   async find(merchantId: string | undefined, id: string): Promise<RebillRow | undefined> {
