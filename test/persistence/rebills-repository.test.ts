@@ -26,6 +26,7 @@ describe('RebillsRepository (real Postgres)', () => {
     dateStart: `${year}-01-01`,
     dateEnd: `${year}-01-10`,
     retryDays: [1, 3, 5],
+    shiftDays: 0,
     acquirer: 26,
     instalments: 1,
     currency: '986',

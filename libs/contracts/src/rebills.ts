@@ -60,9 +60,24 @@ export function cycleCount(dateStart: string, period: RebillPeriod, frequency: n
   return n;
 }
 
-/** A cycle dated `date` falls due at 00:00 UTC of that date. */
-export function dueAt(date: string): Date {
-  return new Date(dayNumber(date) * DAY_MS);
+/** A cycle dated `date` falls due at 00:00 UTC of that date, moved by the rebill's shift in whole days. */
+export function dueAt(date: string, shiftDays = 0): Date {
+  return new Date((dayNumber(date) + shiftDays) * DAY_MS);
+}
+
+/**
+ * The days a rebill's charges are moved by: a rebill whose start date is already past in UTC
+ * (a merchant west of UTC starting it "today" in its evening, accepted down to UTC−12) has every
+ * charge fall due that many days after its date's 00:00 UTC. Its first cycle is charged at
+ * creation and each later one a whole period after, never the next day's cycle at once.
+ */
+export function shiftDaysFor(dateStart: string, now = Date.now()): number {
+  return Math.max(0, Math.floor(now / DAY_MS) - dayNumber(dateStart));
+}
+
+/** The date (YYYY-MM-DD) of the charge falling due at `due` on a rebill moved by `shiftDays`. */
+export function chargeDateOf(due: Date, shiftDays = 0): string {
+  return dateOfDay(Math.floor(due.getTime() / DAY_MS) - shiftDays);
 }
 
 /**
@@ -84,6 +99,8 @@ export interface RebillSchedule {
   dateEnd: string;
   /** Days after a cycle's date on which its declined charge is tried again (default 1, 3, 5). */
   retryDays: readonly number[];
+  /** See shiftDaysFor (0 for most rebills). */
+  shiftDays?: number;
 }
 
 export interface CycleOutcome {
@@ -134,13 +151,13 @@ export function nextStep(s: RebillSchedule, o: CycleOutcome): NextStep {
   if (chargedAtAcquirer(o.status)) {
     const date = cycleDate(s.dateStart, s.period, s.frequency, o.cycle + 1);
     if (date > s.dateEnd) return { state: 'completed', nextCycle: o.cycle + 1, nextAttempt: 0, nextDueAt: null };
-    return { state: 'active', nextCycle: o.cycle + 1, nextAttempt: 0, nextDueAt: dueAt(date) };
+    return { state: 'active', nextCycle: o.cycle + 1, nextAttempt: 0, nextDueAt: dueAt(date, s.shiftDays) };
   }
   if (isHardDecline(o)) return { state: 'suspended', nextCycle: o.cycle, nextAttempt: o.attempt, nextDueAt: null, reason: 'hard_decline' };
   if (o.attempt >= s.retryDays.length)
     return { state: 'suspended', nextCycle: o.cycle, nextAttempt: o.attempt, nextDueAt: null, reason: 'retries_exhausted' };
   const date = cycleDate(s.dateStart, s.period, s.frequency, o.cycle);
-  const scheduled = dueAt(date).getTime() + s.retryDays[o.attempt] * DAY_MS;
+  const scheduled = dueAt(date, s.shiftDays).getTime() + s.retryDays[o.attempt] * DAY_MS;
   const gap = (s.retryDays[o.attempt] - (o.attempt > 0 ? s.retryDays[o.attempt - 1] : 0)) * DAY_MS;
   const spaced = o.attemptedAt ? o.attemptedAt.getTime() + gap : scheduled;
   return { state: 'active', nextCycle: o.cycle, nextAttempt: o.attempt + 1, nextDueAt: new Date(Math.max(scheduled, spaced)) };

@@ -67,6 +67,7 @@ const REBILL_INSERT = [
   'date_start',
   'date_end',
   'retry_days',
+  'due_shift_days',
   'acquirer',
   'instalments',
   'currency',

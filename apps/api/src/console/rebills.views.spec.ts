@@ -14,6 +14,7 @@ const rebill: RebillShown = {
   date_start: '2070-01-10',
   date_end: '2070-12-31',
   retry_days: [1, 3, 5],
+  due_shift_days: 0,
   acquirer: 26,
   instalments: 1,
   currency: '986',

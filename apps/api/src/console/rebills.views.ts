@@ -8,7 +8,7 @@ import {
   RebillState,
   StatusMessages,
 } from '@app/contracts';
-import type { CycleRow, RebillListRow, RebillRow } from '@app/persistence';
+import { nextChargeDate, type CycleRow, type RebillListRow, type RebillRow } from '@app/persistence';
 import { html, SafeHtml } from './html';
 import { filterField, Frame, page, state, stateSelect, when } from './layout';
 
@@ -41,11 +41,6 @@ export function scheduledCycles(r: Pick<RebillRow, 'date_start' | 'date_end' | '
   if (r.period === RebillPeriods.Daily) return Math.floor(days / r.frequency) + 1;
   if (r.period === RebillPeriods.Weekly) return Math.floor(days / (7 * r.frequency)) + 1;
   return cycleCount(r.date_start, r.period, r.frequency, r.date_end);
-}
-
-/** The date (UTC) the next charge falls due, or undefined when none is scheduled. */
-export function nextChargeDate(r: Pick<RebillRow, 'next_due_at'>): string | undefined {
-  return r.next_due_at ? dateOfDay(Math.floor(new Date(r.next_due_at).getTime() / 86_400_000)) : undefined;
 }
 
 /** The day a charge fell due: its cycle's date, plus the retry's days for a dunning retry. */

@@ -12,6 +12,7 @@ import {
   RebillInput,
   RebillView,
   SaleInput,
+  shiftDaysFor,
   TokenView,
 } from '@app/contracts';
 import { detectBrand } from '@app/card';
@@ -69,7 +70,9 @@ export class RebillService {
     const securityCode = p.card ? p.card.cardSecurityCode : p.cardSecurityCode;
 
     const id = randomUUID();
-    const chargeNow = dueAt(input.order.dateStart).getTime() <= Date.now();
+    const now = Date.now();
+    const shiftDays = shiftDaysFor(input.order.dateStart, now);
+    const chargeNow = dueAt(input.order.dateStart, shiftDays).getTime() <= now;
     const { rebill, charge } = await this.rebills.create(
       {
         id,
@@ -80,6 +83,7 @@ export class RebillService {
         dateStart: input.order.dateStart,
         dateEnd: input.order.dateEnd,
         retryDays: this.config.rebillRetryDays,
+        shiftDays,
         acquirer: p.acquirer,
         instalments: p.numberOfPayments,
         currency: p.currency,

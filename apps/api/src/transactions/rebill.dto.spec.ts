@@ -1,4 +1,4 @@
-import { cycleDate, DomainError, dueAt, RebillPeriods } from '@app/contracts';
+import { cycleDate, DomainError, dueAt, RebillPeriods, shiftDaysFor } from '@app/contracts';
 import { TEST_CARDS } from '@app/card';
 import { earliestToday, parseRebill } from './rebill.dto';
 
@@ -71,15 +71,20 @@ describe('earliestToday and dueAt', () => {
   // UTC−12 grace is yesterday in UTC, and a cycle falls due at 00:00 UTC of its date, so a daily
   // rebill created before 12:00 UTC with it has its second cycle already due: the tokenizers'
   // scheduler charges it within a poll of the first (seen over HTTP: two approvals 250 ms apart).
-  // Which instant a cycle's date stands for is a product decision (merchants in Brazil, UTC−3,
-  // see every 00:00 UTC cycle charged at 21:00 the evening before its date): this test turns red
-  // once it is made, to be changed to `it`.
-  it.failing('a daily rebill starting on the earliest accepted date does not have its second cycle due at creation', () => {
-    const now = Date.parse('2026-11-27T04:40:00Z');
+  // A merchant west of UTC starting a rebill "today" in its evening sends a date already past in
+  // UTC: its charges are moved by whole days (shiftDaysFor), so the first is charged at creation
+  // and the next a whole period later, never the next day's cycle at once.
+  it.each([
+    ['early in the UTC day', '2026-11-27T04:40:00Z'],
+    ['just after UTC midnight', '2026-11-27T00:00:01Z'],
+    ['late in the UTC day', '2026-11-27T23:59:59Z'],
+  ])('a daily rebill starting on the earliest accepted date (%s) has only its first cycle due at creation', (_when, at) => {
+    const now = Date.parse(at);
     const start = earliestToday(now);
-    // Accepted and charged at creation…
-    expect(dueAt(start).getTime()).toBeLessThanOrEqual(now);
-    // …and the next day's cycle must not be due in the same moment.
-    expect(dueAt(cycleDate(start, RebillPeriods.Daily, 1, 2)).getTime()).toBeGreaterThan(now);
+    const shift = shiftDaysFor(start, now);
+    expect(dueAt(start, shift).getTime()).toBeLessThanOrEqual(now);
+    expect(dueAt(cycleDate(start, RebillPeriods.Daily, 1, 2), shift).getTime()).toBeGreaterThan(now);
+    // A start date of today or later in UTC keeps 00:00 UTC of its dates.
+    expect(shiftDaysFor(new Date(now).toISOString().slice(0, 10), now)).toBe(0);
   });
 });

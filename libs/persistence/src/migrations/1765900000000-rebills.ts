@@ -29,6 +29,7 @@ export class Rebills1765900000000 implements MigrationInterface {
       date_start date NOT NULL,
       date_end date NOT NULL CHECK (date_end > date_start),
       retry_days smallint[] NOT NULL,
+      due_shift_days smallint NOT NULL DEFAULT 0 CHECK (due_shift_days BETWEEN 0 AND 2),
       acquirer int NOT NULL,
       instalments int NOT NULL,
       currency text NOT NULL,

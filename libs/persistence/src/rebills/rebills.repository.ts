@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import {
+  chargeDateOf,
   cycleDate,
-  dateOfDay,
   dueAt,
   Events,
   nextStep,
@@ -33,6 +33,8 @@ export interface RebillRow {
   date_start: string;
   date_end: string;
   retry_days: number[];
+  /** See shiftDaysFor. */
+  due_shift_days: number;
   acquirer: number;
   instalments: number;
   currency: string;
@@ -72,6 +74,8 @@ export interface NewRebill {
   dateStart: string;
   dateEnd: string;
   retryDays: readonly number[];
+  /** See shiftDaysFor. */
+  shiftDays: number;
   acquirer: number;
   instalments: number;
   currency: string;
@@ -157,7 +161,7 @@ export interface AdvanceResult {
 
 /** The columns of RebillRow, of the rebills table under `alias`; dates as YYYY-MM-DD text. */
 const rebillColumns = (a = 'rebills') => `${a}.id, ${a}.merchant_id, ${a}.reference, ${a}.state, ${a}.period, ${a}.frequency,
-  to_char(${a}.date_start, 'YYYY-MM-DD') AS date_start, to_char(${a}.date_end, 'YYYY-MM-DD') AS date_end, ${a}.retry_days, ${a}.acquirer,
+  to_char(${a}.date_start, 'YYYY-MM-DD') AS date_start, to_char(${a}.date_end, 'YYYY-MM-DD') AS date_end, ${a}.retry_days, ${a}.due_shift_days, ${a}.acquirer,
   ${a}.instalments, ${a}.currency, ${a}.amount, ${a}.token_card, ${a}.masked_card, ${a}.brand,
   to_char(${a}.card_expires, 'YYYY-MM-DD') AS card_expires, ${a}.details, ${a}.url_return, ${a}.next_cycle, ${a}.next_attempt,
   ${a}.next_due_at, ${a}.open_transaction_id, ${a}.suspended_reason, ${a}.version, ${a}.created_at, ${a}.updated_at`;
@@ -205,8 +209,9 @@ export class RebillsRepository {
       const date = r.dateStart;
       const [rebill] = await m.query<RebillRow[]>(
         `INSERT INTO rebills (id, merchant_id, reference, period, frequency, date_start, date_end, retry_days, acquirer, instalments, currency,
-           amount, token_card, masked_card, brand, card_expires, details, url_return, next_cycle, next_attempt, next_due_at, open_transaction_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 1, 0, $19, $20)
+           amount, token_card, masked_card, brand, card_expires, details, url_return, next_cycle, next_attempt, next_due_at, open_transaction_id,
+           due_shift_days)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 1, 0, $19, $20, $21)
          RETURNING ${REBILL_COLUMNS}`,
         [
           r.id,
@@ -227,8 +232,9 @@ export class RebillsRepository {
           r.cardExpires,
           JSON.stringify(r.details),
           r.urlReturn ?? null,
-          dueAt(date),
+          dueAt(date, r.shiftDays),
           chargeFirst ? rebillChargeId(r.id, 1, 0) : null,
+          r.shiftDays,
         ],
       );
       if (!chargeFirst) return { rebill };
@@ -556,7 +562,14 @@ export class RebillsRepository {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function scheduleOf(r: RebillRow): RebillSchedule {
-  return { period: r.period, frequency: r.frequency, dateStart: r.date_start, dateEnd: r.date_end, retryDays: r.retry_days };
+  return {
+    period: r.period,
+    frequency: r.frequency,
+    dateStart: r.date_start,
+    dateEnd: r.date_end,
+    retryDays: r.retry_days,
+    shiftDays: r.due_shift_days,
+  };
 }
 
 /** The transaction of a rebill's charge, as a sale of the card on file with the rebill's terms. */
@@ -584,6 +597,11 @@ export function chargeOf(r: RebillRow, id: string, cycle: number, attempt: numbe
     },
     urlReturn: r.url_return ?? undefined,
   };
+}
+
+/** The date of the next charge (a cycle's date, or a retry's day), or undefined when none is scheduled. */
+export function nextChargeDate(r: Pick<RebillRow, 'next_due_at' | 'due_shift_days'>): string | undefined {
+  return r.next_due_at ? chargeDateOf(new Date(r.next_due_at), r.due_shift_days) : undefined;
 }
 
 /** The rebill as report, cancel and the suspension webhook show it. */
@@ -634,7 +652,7 @@ export function rebillViewOf(r: RebillRow, cycles: readonly CycleRow[]): RebillV
       frequency: r.frequency,
       dateStart: r.date_start,
       dateEnd: r.date_end,
-      nextDate: r.next_due_at ? dateOfDay(Math.floor(new Date(r.next_due_at).getTime() / 86_400_000)) : undefined,
+      nextDate: nextChargeDate(r),
       cycles: latest.size,
       cardExpiresBeforeEnd: r.card_expires < r.date_end,
       suspendedReason: r.suspended_reason ?? undefined,

@@ -209,10 +209,17 @@ export class TransactionsRepository {
     );
   }
 
-  /** Sales still at status 0 after `olderThanS` seconds, oldest first (for the reconciler). */
+  /**
+   * Sales still at status 0 after `olderThanS` seconds, oldest first (for the reconciler). A
+   * rebill's open charge is not one of them: the rebill scheduler sends its authorization again
+   * until it is decided (a cancelled rebill's charge is then abandoned by the tokenizer), and an
+   * abandon racing such a re-sent job could record a decline the acquirer approved.
+   */
   findStalePending(olderThanS: number, limit: number): Promise<TransactionRow[]> {
     return this.db.query(
-      `SELECT ${ROW_COLUMNS} FROM transactions WHERE status = 0 AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+      `SELECT ${ROW_COLUMNS} FROM transactions t WHERE status = 0 AND created_at < now() - make_interval(secs => $1)
+         AND NOT EXISTS (SELECT 1 FROM rebills r WHERE r.open_transaction_id = t.id)
+       ORDER BY created_at LIMIT $2`,
       [olderThanS, limit],
     );
   }
