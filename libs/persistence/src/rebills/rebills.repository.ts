@@ -20,7 +20,7 @@ import {
   TransactionStatus,
   TransactionView,
 } from '@app/contracts';
-import { columns, statementBatcher } from '../batching';
+import { columns, distinctGroups, statementBatcher } from '../batching';
 import { NewTransaction, TransactionRow } from '../transactions/transactions.repository';
 
 export interface RebillRow {
@@ -312,6 +312,12 @@ export class RebillsRepository {
    * holder is advancing or cancelling it, and the scheduler's next pass finds it if not.
    */
   private async advanceMany(keys: readonly { rebillId: string; transactionId: string }[]): Promise<(AdvanceResult | undefined)[]> {
+    // Two callers may ask for the same advance at once (a charge's job following its decision up
+    // while a scheduler pass finds it not yet moved on) and land in one batch. The rebill moves on
+    // once: the first asks, a repeat finds nothing left to do, as if it came after (compare-and-set).
+    // Joined twice, the rebill would be selected twice, and its suspension told twice.
+    const [unique] = distinctGroups(keys, (k) => `${k.rebillId}/${k.transactionId}`);
+    const asked = new Set(unique);
     const results = await this.db.transaction(async (m) => {
       const rows = await m.query<AdvanceRow[]>(
         `SELECT ${rebillColumns('r')}, t.status AS t_status, t.error_code AS t_error_code, t.processor->>'returnCode' AS t_return_code,
@@ -320,7 +326,7 @@ export class RebillsRepository {
            JOIN transactions t ON t.id = k.tx JOIN rebill_cycles c ON c.transaction_id = k.tx
          WHERE t.status <> 0
          ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`,
-        [keys.map((k) => k.rebillId), keys.map((k) => k.transactionId)],
+        [unique.map((k) => k.rebillId), unique.map((k) => k.transactionId)],
       );
       if (!rows.length) return new Map<string, AdvanceResult>();
       const updates = rows.map((r) => {
@@ -404,6 +410,7 @@ export class RebillsRepository {
       );
     });
     return keys.map((k) => {
+      if (!asked.has(k)) return undefined;
       const r = results.get(k.rebillId);
       return r && r.transactionId === k.transactionId ? r : undefined;
     });
