@@ -20,7 +20,7 @@ import {
   TransactionStatus,
   TransactionView,
 } from '@app/contracts';
-import { columns, statementBatcher } from '../batching';
+import { columns, distinctGroups, statementBatcher } from '../batching';
 import { NewTransaction, TransactionRow } from '../transactions/transactions.repository';
 
 export interface RebillRow {
@@ -344,9 +344,12 @@ export class RebillsRepository {
    * holder is advancing or cancelling it, and the scheduler's next pass finds it if not.
    */
   private async advanceMany(keys: readonly { rebillId: string; transactionId: string }[]): Promise<(AdvanceResult | undefined)[]> {
-    // The same decision moved on twice at once (its job's answer and a scheduler pass in one
-    // process) is one key: joined twice, it would be moved on twice and announce a suspension twice.
-    const unique = [...new Map(keys.map((k) => [`${k.rebillId} ${k.transactionId}`, k])).values()];
+    // Two callers may ask for the same advance at once (a charge's job following its decision up
+    // while a scheduler pass finds it not yet moved on) and land in one batch. The rebill moves on
+    // once: the first asks, a repeat finds nothing left to do, as if it came after (compare-and-set).
+    // Joined twice, the rebill would be selected twice, and its suspension told twice.
+    const [unique] = distinctGroups(keys, (k) => `${k.rebillId}/${k.transactionId}`);
+    const asked = new Set(unique);
     const results = await this.db.transaction(async (m) => {
       const rows = await m.query<AdvanceRow[]>(
         `SELECT ${rebillColumns('r')}, t.status AS t_status, t.error_code AS t_error_code, t.processor->>'returnCode' AS t_return_code,
@@ -440,6 +443,7 @@ export class RebillsRepository {
       );
     });
     return keys.map((k) => {
+      if (!asked.has(k)) return undefined;
       const r = results.get(k.rebillId);
       return r && r.transactionId === k.transactionId ? r : undefined;
     });
