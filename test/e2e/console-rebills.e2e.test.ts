@@ -4,6 +4,7 @@ import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 import { ConsoleSuite, shot, startConsoleSuite, stopConsoleSuite } from '../support/console-browser';
 import { receiverOf } from '../support/money';
 import { createMerchant, MerchantCredentials, runCli } from '../support/stack';
+import { retireEarlierRebills } from '../support/rebills';
 
 jest.setTimeout(300_000);
 
@@ -73,6 +74,7 @@ describe('the Rebills pages of the console', () => {
     page.locator('#rebills tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-rebill')));
 
   beforeAll(async () => {
+    await retireEarlierRebills();
     s = await startConsoleSuite('crb', suffix);
     ids.ok = await create(rebillBody({ card: 1, start: '2070-01-10', end: '2070-12-31' }));
     // A card valid past the schedule's end: no expiry flag.

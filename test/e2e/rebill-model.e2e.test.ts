@@ -9,6 +9,7 @@ import { dataSourceOptions, RebillRunner, RebillsRepository } from '@app/persist
 import { SANDBOX_CARDS } from '../fixtures/cards';
 import { testRedisTarget } from '../support/redis';
 import { createMerchant, HttpResult, MerchantCredentials, post, runCli, Stack, startStack } from '../support/stack';
+import { retireEarlierRebills } from '../support/rebills';
 
 jest.setTimeout(900_000);
 
@@ -122,6 +123,7 @@ describe('rebills: model-based check of concurrent runners, cancels and the toke
     });
 
   beforeAll(async () => {
+    await retireEarlierRebills();
     stack = await startStack(
       { REBILL_RETRY_DAYS: RETRY_DAYS.join(','), REBILL_RESEND_AFTER_S: '5' },
       // The tokenizers' own schedulers charge at the present time (never this suite's years), but

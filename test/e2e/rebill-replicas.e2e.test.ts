@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { cycleDate, rebillChargeId, RebillPeriods } from '@app/contracts';
 import { SANDBOX_CARDS } from '../fixtures/cards';
 import { AppHandle, createMerchant, eventually, MerchantCredentials, post, Stack, startApp, startStack } from '../support/stack';
+import { retireEarlierRebills } from '../support/rebills';
 
 jest.setTimeout(300_000);
 
@@ -177,6 +178,7 @@ describe('rebill cycles charged by two tokenizers, one SIGKILLed mid-cycle', () 
   }
 
   beforeAll(async () => {
+    await retireEarlierRebills();
     stack = await startStack(ENV, { envFor: { tokenizer: { REPLICA_NAME: 'tokenizer-1' } }, readyTimeoutMs: 90_000 });
     [second, shop] = await Promise.all([
       startApp('tokenizer', { ...ENV, REPLICA_NAME: 'tokenizer-2' }, { label: 'tokenizer-2', readyTimeoutMs: 90_000 }),

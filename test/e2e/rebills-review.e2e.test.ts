@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { createMerchant, eventually, MerchantCredentials, post, runCliRaw, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
+import { retireEarlierRebills } from '../support/rebills';
 
 jest.setTimeout(300_000);
 
@@ -69,6 +70,7 @@ describe('rebills: adversarial review', () => {
     });
 
   beforeAll(async () => {
+    await retireEarlierRebills();
     // A slow approval (…9) keeps a charge in flight long enough to act on it meanwhile.
     // The tokenizer's own scheduler polls often, to race the CLI's passes.
     stack = await startStack({ SANDBOX_SLOW_APPROVAL_MS: '1500', REBILL_POLL_MS: '200', REBILL_RESEND_AFTER_S: '2' });

@@ -3,6 +3,7 @@ import { approvedRecipients, createMerchant, eventually, MerchantCredentials, po
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 import { LOCAL_LISTENER_ENV } from '../support/deliveries';
 import { Listener } from '../support/listener';
+import { retireEarlierRebills } from '../support/rebills';
 
 jest.setTimeout(300_000);
 
@@ -102,6 +103,7 @@ describe('rebill on /v1/receiver', () => {
     }[];
 
   beforeAll(async () => {
+    await retireEarlierRebills();
     listener = await new Listener().start();
     stack = await startStack({ ...LOCAL_LISTENER_ENV, REBILL_RETRY_DAYS: '1,3,5' });
     shop = await createMerchant('rebill shop');
