@@ -63,6 +63,44 @@ interface Drain {
    * shared with whatever else runs there), from the due moment until the bench saw the last moved on.
    */
   cpuMsPerCycle: Record<string, number>;
+  /** Postgres transactions committed in the bench's database per rebill, from the due moment until the last moved on. */
+  commitsPerCycle: number;
+  batches: Batches;
+}
+
+/**
+ * The charges as the scheduler opened them (one opening transaction each, told apart by its
+ * timestamp): how many, how long from a batch's opening until its last rebill moved on, and how
+ * long from that until the next batch was opened (the scheduler's pass between batches).
+ */
+interface Batches {
+  count: number;
+  meanSize: number;
+  meanS: number;
+  meanGapS: number;
+}
+
+/** Committed transactions of the bench's database so far (Postgres's statistics, flushed within a second). */
+async function commits(db: Client): Promise<number> {
+  const [r] = (await db.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()')).rows;
+  return Number(r.n);
+}
+
+async function batchesOf(db: Client, prefix: string): Promise<Batches> {
+  const rows = (
+    await db.query<{ n: number; open_s: number; last_s: number }>(
+      `SELECT count(*)::int AS n, extract(epoch FROM c.created_at)::float8 AS open_s, extract(epoch FROM max(r.updated_at))::float8 AS last_s
+       FROM rebill_cycles c JOIN rebills r ON r.id = c.rebill_id WHERE r.reference LIKE $1 || '-%' GROUP BY c.created_at ORDER BY c.created_at`,
+      [prefix],
+    )
+  ).rows;
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+  return {
+    count: rows.length,
+    meanSize: mean(rows.map((r) => r.n)),
+    meanS: mean(rows.map((r) => r.last_s - r.open_s)),
+    meanGapS: mean(rows.slice(1).map((r, i) => r.open_s - rows[i].last_s)),
+  };
 }
 
 interface Check {
@@ -115,6 +153,8 @@ export async function benchRebills(stack: BenchStack, o: RebillBenchOptions): Pr
       `; ${c.advanced}/${c.rebills} at cycle 2, ${c.oneCycle} with one charge, ${c.chargedOnce}/${c.charges} charges with one acquirer authorization ` +
       `(${c.repeats} repeats answered from the record, ${c.merchantInitiated} merchant-initiated), ${c.approved} approved, ` +
       `${duplicates ? `**${duplicates} charged twice**` : 'none charged twice'}; ` +
+      `${d.batches.count} batches of ${d.batches.meanSize.toFixed(0)} on average, each ${d.batches.meanS.toFixed(2)} s from opened to its last moved on, ` +
+      `${d.batches.meanGapS.toFixed(2)} s from that to the next opened; ${d.commitsPerCycle.toFixed(1)} Postgres commits per cycle; ` +
       `CPU ms per cycle until the last moved on: ${Object.entries(d.cpuMsPerCycle)
         .map(([label, ms]) => `${label} ${ms.toFixed(2)}`)
         .join(', ')} (servers: every Postgres and Redis process on the host); ` +
@@ -252,6 +292,7 @@ async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[]
       )
     ).rows[0].n;
   if (slack > 0) await sleep(slack * 1000);
+  const commitsBefore = await commits(db);
   const cpuBefore = cpuSnapshot(stack.apps.map((a) => ({ label: a.name, pid: a.proc.pid! })));
   const deadline = Date.now() + Math.max(TIMEOUT_FLOOR_S, n / 25) * 1000;
   let unfinished = await remaining();
@@ -267,6 +308,7 @@ async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[]
       [prefix, due],
     )
   ).rows;
+  const commitsDuring = (await commits(db)) - commitsBefore;
   const spent = cpuSecondsBetween(cpuBefore, cpuSnapshot(stack.apps.map((a) => ({ label: a.name, pid: a.proc.pid! }))));
   // The settlement of the charges and their events, after the last rebill moved on (not in the figure).
   const drainedAt = Date.now();
@@ -290,6 +332,8 @@ async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[]
     check,
     settledAfterS,
     settled,
+    commitsPerCycle: commitsDuring / n,
+    batches: await batchesOf(db, prefix),
     cpuMsPerCycle: Object.fromEntries(Object.entries(spent.byLabel).map(([label, cpuS]) => [label, (cpuS * 1000) / n])),
   };
 }
@@ -300,11 +344,14 @@ async function checkCharges(db: Client, prefix: string, nextDue: Date): Promise<
     await db.query<Record<string, number>>(
       `WITH s AS (SELECT * FROM rebills WHERE reference LIKE $1 || '-%'),
        c AS (SELECT c.rebill_id, count(*) AS n FROM rebill_cycles c JOIN s ON s.id = c.rebill_id GROUP BY c.rebill_id),
+       -- One pass over the acquirer's records (a repeat is not under the partial index by operation key).
+       x AS (
+         SELECT operation_key, count(*) FILTER (WHERE NOT repeat AND kind = 'authorize') AS calls, count(*) FILTER (WHERE repeat) AS repeats
+         FROM sandbox_calls GROUP BY operation_key),
        k AS (
-         SELECT c.transaction_id, t.status, c.merchant_initiated,
-           (SELECT count(*) FROM sandbox_calls x WHERE x.operation_key = c.transaction_id || '-authorize' AND x.kind = 'authorize' AND NOT x.repeat) AS calls,
-           (SELECT count(*) FROM sandbox_calls x WHERE x.operation_key = c.transaction_id || '-authorize' AND x.repeat) AS repeats
-         FROM rebill_cycles c JOIN s ON s.id = c.rebill_id JOIN transactions t ON t.id = c.transaction_id)
+         SELECT c.transaction_id, t.status, c.merchant_initiated, coalesce(x.calls, 0) AS calls, coalesce(x.repeats, 0) AS repeats
+         FROM rebill_cycles c JOIN s ON s.id = c.rebill_id JOIN transactions t ON t.id = c.transaction_id
+           LEFT JOIN x ON x.operation_key = c.transaction_id || '-authorize')
        SELECT (SELECT count(*) FROM s)::int AS rebills,
          (SELECT count(*) FROM s WHERE state = 'active' AND next_cycle = 2 AND next_attempt = 0 AND open_transaction_id IS NULL AND next_due_at = $2)::int AS advanced,
          (SELECT count(*) FROM c WHERE n = 1)::int AS one_cycle,
