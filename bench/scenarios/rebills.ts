@@ -384,7 +384,7 @@ const BARE_PATTERN = 'bench.rebill-bare';
 /**
  * The same work stripped bare: `n` rows of a table of their own, due at once, claimed
  * REBILL_BATCH at a time as the scheduler opens charges (one transaction: SELECT … FOR UPDATE SKIP
- * LOCKED, UPDATE), each sent through the gateway's own queue transport to a worker in another
+ * LOCKED in due order, read off the index, UPDATE), each sent through the gateway's own queue transport to a worker in another
  * process (TOKENIZER_CONCURRENCY at once) that answers at once, and moved on in one UPDATE per
  * batch. No transaction, vault, acquirer, outbox or settlement. Returns rows/s.
  */
@@ -412,7 +412,7 @@ async function bareCycles(stack: BenchStack, db: Client, n: number): Promise<num
       await db.query('BEGIN');
       const ids = (
         await db.query<{ id: string }>(
-          `SELECT id FROM bench_bare_rebills WHERE open_id IS NULL AND next_due_at <= now() ORDER BY next_due_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+          `SELECT id FROM bench_bare_rebills WHERE open_id IS NULL AND next_due_at <= now() ORDER BY next_due_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
           [batch],
         )
       ).rows.map((r) => r.id);
