@@ -70,8 +70,10 @@ interface Drain {
 
 /**
  * The charges as the scheduler opened them (one opening transaction each, told apart by its
- * timestamp): how many, how long from a batch's opening until its last rebill moved on, and how
- * long from that until the next batch was opened (the scheduler's pass between batches).
+ * timestamp, which is when that transaction began: its own statements count in the batch's time):
+ * how many, how long from a batch's opening transaction's start until its last rebill moved on,
+ * and how long from that until the next opening transaction began (the rest of the scheduler's
+ * pass between batches).
  */
 interface Batches {
   count: number;
@@ -153,8 +155,8 @@ export async function benchRebills(stack: BenchStack, o: RebillBenchOptions): Pr
       `; ${c.advanced}/${c.rebills} at cycle 2, ${c.oneCycle} with one charge, ${c.chargedOnce}/${c.charges} charges with one acquirer authorization ` +
       `(${c.repeats} repeats answered from the record, ${c.merchantInitiated} merchant-initiated), ${c.approved} approved, ` +
       `${duplicates ? `**${duplicates} charged twice**` : 'none charged twice'}; ` +
-      `${d.batches.count} batches of ${d.batches.meanSize.toFixed(0)} on average, each ${d.batches.meanS.toFixed(2)} s from opened to its last moved on, ` +
-      `${d.batches.meanGapS.toFixed(2)} s from that to the next opened; ${d.commitsPerCycle.toFixed(1)} Postgres commits per cycle; ` +
+      `${d.batches.count} batches of ${d.batches.meanSize.toFixed(0)} on average, each ${d.batches.meanS.toFixed(2)} s from its opening transaction's start to its last moved on, ` +
+      `${d.batches.meanGapS.toFixed(2)} s from that to the next opening's start; ${d.commitsPerCycle.toFixed(1)} Postgres commits per cycle; ` +
       `CPU ms per cycle until the last moved on: ${Object.entries(d.cpuMsPerCycle)
         .map(([label, ms]) => `${label} ${ms.toFixed(2)}`)
         .join(', ')} (servers: every Postgres and Redis process on the host); ` +
