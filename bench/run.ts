@@ -22,6 +22,7 @@ import { benchCapacity, CapacityResult, SaleKind } from './scenarios/capacity';
 import { writeCapacityReport } from './capacity-doc';
 import { endPauses, pausesLine, ProcessPauses, startPauses } from './lib/pauses';
 import { addHistory, historyScenarios } from './scenarios/history';
+import { benchRebills } from './scenarios/rebills';
 
 /**
  * `npm run bench`: every scenario against the real stack and, in the same run, against a bare
@@ -36,7 +37,19 @@ const closed: LoadShape = { connections: num('BENCH_CONNECTIONS', 64), durationS
 const fixed: LoadShape = { connections: 64, durationS, rate: num('BENCH_RATE', 800) };
 
 /** BENCH_ONLY=tokens,split: a run limited to some groups (default: all). */
-const GROUPS = ['tokens', 'sales', 'operations', 'split-sales', 'split', 'webhooks', 'limiter', 'console', 'capacity', 'history'] as const;
+const GROUPS = [
+  'tokens',
+  'sales',
+  'operations',
+  'split-sales',
+  'split',
+  'webhooks',
+  'limiter',
+  'rebills',
+  'console',
+  'capacity',
+  'history',
+] as const;
 type Group = (typeof GROUPS)[number];
 function selectedGroups(): Set<Group> {
   const names = (process.env.BENCH_ONLY ?? '')
@@ -186,7 +199,7 @@ async function main(): Promise<void> {
     REDIS_URL: process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
   };
   const stack =
-    r.scenarios.length || only.has('webhooks') || only.has('limiter') || only.has('console') || only.has('history')
+    r.scenarios.length || only.has('webhooks') || only.has('limiter') || only.has('rebills') || only.has('console') || only.has('history')
       ? await startBenchStack()
       : undefined;
   try {
@@ -212,6 +225,8 @@ async function main(): Promise<void> {
         r.pipelineFailures += f.failures ?? 0;
         printFigure(f);
       }
+      // After the HTTP groups: its charges (a hundred thousand sales) would weigh on every group after it.
+      if (only.has('rebills')) await rebills(stack, r);
       // Last but the console: its ten million sales would weigh on every group after it.
       if (only.has('history')) await benchHistory(stack, r);
       // Last: its million deliveries would weigh on every group after it.
@@ -267,6 +282,34 @@ async function capacity(): Promise<number> {
   const markdown = writeCapacityReport([{ ...result, machine: machineFacts() }]);
   process.stdout.write(`\n${markdown}\n\n(bench/results/capacity.{json,md} and docs/capacity.md written)\n`);
   return result.failures;
+}
+
+/**
+ * Issue 18: BENCH_REBILLS active rebills (default 100 000) due in the same minute, charged by the
+ * stack's tokenizer (≥ 500 cycles/s, none twice); beside the same run's closed-loop sales, when
+ * the sales group ran too.
+ */
+async function rebills(stack: BenchStack, r: Results): Promise<void> {
+  const n = num('BENCH_REBILLS', 100_000);
+  const { figure, notes } = await benchRebills(stack, {
+    rebills: n,
+    tokens: num('BENCH_REBILL_TOKENS', 200),
+    merchants: num('BENCH_REBILL_MERCHANTS', 4),
+    warmup: num('BENCH_REBILL_WARMUP', warmupS > 0 ? 2_000 : 0),
+    baseline: num('BENCH_REBILL_BASELINE', n),
+  });
+  const sale = r.rows.find((row) => row.scenario === 'sale (approved)' && row.shape.startsWith('closed'));
+  if (sale)
+    notes.push(
+      `rebills beside sales: ${figure.value.toFixed(0)} cycles/s = ${(figure.value / sale.gateway.rps).toFixed(2)} × the same run's closed-loop sales ` +
+        `(${sale.gateway.rps.toFixed(0)} req/s, ${(sale.gateway.rps / sale.baseline.rps).toFixed(3)} of its bare baseline); ` +
+        `rebill cycles/s over their own bare pipeline: ${(figure.value / figure.baseline).toFixed(3)}`,
+    );
+  r.figures.push(figure);
+  r.notes.push(...notes);
+  r.pipelineFailures += figure.failures ?? 0;
+  printFigure(figure);
+  if (sale) process.stdout.write(notes[notes.length - 1] + '\n');
 }
 
 /**

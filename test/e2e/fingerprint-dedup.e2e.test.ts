@@ -144,4 +144,54 @@ describe('dedup across fingerprint kids', () => {
       { numRuns: 25 },
     );
   });
+  it('loads every card of a concurrent batch like one load at a time: the row this merchant has, or none', async () => {
+    // Card loads fired together (token sales, rebill charges; from two replicas) go out in shared
+    // statements. The model is the one-row statement they replaced: the sealed row when this
+    // merchant holds this token, nothing for another merchant's, an unknown one, or a token of
+    // another length or case; the same token loaded twice at once gets two copies.
+    const ms = [newMerchant(), newMerchant()];
+    const vaulted = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => repo.insertOrFindDuplicate(card(ms[i % 2], fp('fb'), [fp('fb')]))),
+    );
+    const tokens = vaulted.map((r) => r.token);
+    const variants = [
+      (t: string) => t,
+      (t: string) => t,
+      (t: string) => t.toUpperCase(),
+      (t: string) => t.slice(1),
+      (t: string) => `${t}0`,
+    ];
+    const oneAtATime = async (merchantId: string, token: string) =>
+      (
+        await db.query<Record<string, unknown>[]>(
+          'SELECT token, holder, brand, kek_id, wrapped_key, ciphertext FROM vault.token_cards WHERE token = $1 AND merchant_id = $2',
+          [token, merchantId],
+        )
+      )[0];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ merchant: fc.nat(1), token: fc.nat(4), variant: fc.nat(variants.length - 1), replica: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        async (loads) => {
+          const asked = loads.map((l) => ({
+            merchantId: l.merchant ? ms[1].toUpperCase() : ms[0],
+            // 4: a token nobody holds.
+            token: variants[l.variant](l.token < 4 ? tokens[l.token] : randomBytes(32).toString('hex')),
+            replica: l.replica,
+          }));
+          const answers = await Promise.all(
+            asked.map((a) => (a.replica ? second : repo).findSealedByMerchantAndToken(a.merchantId, a.token)),
+          );
+          for (const [i, a] of asked.entries()) {
+            expect(answers[i]).toEqual(await oneAtATime(a.merchantId, a.token));
+          }
+          const buffers = answers.flatMap((r) => (r ? [r.wrapped_key, r.ciphertext] : []));
+          expect(new Set(buffers).size).toBe(buffers.length);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
 });

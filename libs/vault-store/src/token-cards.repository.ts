@@ -74,6 +74,17 @@ const INSERT_OR_FIND_MANY = preparedStatement<TokenCardRow & { ord: number }>(
    UNION ALL SELECT * FROM found`,
 );
 
+/**
+ * The sealed records of several tokens in one statement (the batch of concurrent card loads, see
+ * `findSealedByMerchantAndToken`), each with the merchant it was asked for.
+ */
+const FIND_SEALED_MANY = preparedStatement<SealedTokenCardRow & { merchant_id: string }>(
+  'token_cards_find_sealed_many',
+  `SELECT t.merchant_id, t.token, t.holder, t.brand, t.kek_id, t.wrapped_key, t.ciphertext
+   FROM unnest($1::char(64)[], $2::uuid[]) AS k (token, merchant_id)
+   JOIN vault.token_cards t ON t.token = k.token AND t.merchant_id = k.merchant_id`,
+);
+
 /** What makes two adds the same card for dedup: one merchant, one card under the active key, one expiry. */
 const dedupKey = (c: NewTokenCard): string => `${c.merchantId}|${c.fingerprint}|${c.expYear}|${c.expMonth}`;
 
@@ -82,8 +93,27 @@ const dedupKey = (c: NewTokenCard): string => `${c.merchantId}|${c.fingerprint}|
 export class TokenCardsRepository {
   /** Concurrent adds go out as one statement (statementBatcher: one round trip and one commit for many cards). */
   private readonly insertOne: (c: NewTokenCard) => Promise<TokenCardRow | undefined>;
+  /**
+   * Concurrent card loads (token sales, rebill charges) go out as one statement: a charge's card
+   * was the one statement of its own on the tokenizer's path (the rest was batched already), so a
+   * busy minute of rebills paid a round trip per charge for it.
+   */
+  private readonly findSealedOne: (key: { merchantId: string; token: string }) => Promise<SealedTokenCardRow | undefined>;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.findSealedOne = statementBatcher(async (keys) => {
+      const rows = await FIND_SEALED_MANY(this.db, [keys.map((k) => k.token), keys.map((k) => k.merchantId)]);
+      const found = new Map(rows.map(({ merchant_id, ...row }) => [`${merchant_id}|${row.token}`, row]));
+      const handedOut = new Set<SealedTokenCardRow>();
+      return keys.map((k) => {
+        const row = found.get(`${k.merchantId.toLowerCase()}|${k.token}`);
+        if (!row) return undefined;
+        // One token loaded by several charges at once: each gets its own copy of the sealed bytes.
+        if (handedOut.has(row)) return { ...row, wrapped_key: Buffer.from(row.wrapped_key), ciphertext: Buffer.from(row.ciphertext) };
+        handedOut.add(row);
+        return row;
+      });
+    });
     this.insertOne = statementBatcher(async (items) => {
       // Two adds of one card never share a statement (the second would conflict with the first
       // and find nothing: it runs after, and finds it); rows are inserted in key order, so two
@@ -164,12 +194,11 @@ export class TokenCardsRepository {
     return rows[0];
   }
 
+  /** The token's sealed record when this merchant has it (another merchant's token is as missing as an unknown one). */
   async findSealedByMerchantAndToken(merchantId: string, token: string): Promise<SealedTokenCardRow | undefined> {
-    const rows: SealedTokenCardRow[] = await this.db.query(
-      'SELECT token, holder, brand, kek_id, wrapped_key, ciphertext FROM vault.token_cards WHERE token = $1 AND merchant_id = $2',
-      [token, merchantId],
-    );
-    return rows[0];
+    // Every token is 64 characters (char(64)): any other length names none, and the batch's cast to char(64) would cut a longer one.
+    if (token.length !== 64) return undefined;
+    return this.findSealedOne({ merchantId, token });
   }
 
   async findByMerchantAndToken(merchantId: string, token: string): Promise<TokenCardRow | undefined> {

@@ -248,13 +248,19 @@ export class RebillsRepository {
   /**
    * Opens the next charge of up to `limit` active rebills due at `asOf` with nothing open, oldest
    * due first. Rows another runner has locked are skipped (it is opening them).
+   *
+   * In due order only, as the rebills_due index reads them: every cycle of a date falls due at the
+   * same instant (00:00 UTC), so a tie-break on id made Postgres fetch and sort every due row for
+   * each batch (100 000 due at once, in a scratch table: 119 ms a batch on average with the sort
+   * spilling to disk, against 7 ms). Which of the rebills due at one instant goes first does not
+   * matter; each is opened once either way (the row lock and the charge id).
    */
   async openDue(asOf: Date, limit: number): Promise<OpenedCharge[]> {
     return this.db.transaction(async (m) => {
       const due = await m.query<RebillRow[]>(
         `SELECT ${REBILL_COLUMNS} FROM rebills
          WHERE state = 'active' AND open_transaction_id IS NULL AND next_due_at <= $1
-         ORDER BY next_due_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+         ORDER BY next_due_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
         [asOf, limit],
       );
       if (!due.length) return [];
