@@ -27,9 +27,12 @@ describe('token_facts migration (real Postgres)', () => {
   });
 
   it('backfills the facts of tokens vaulted before it, from non-secret columns only', async () => {
-    // Back to before the migration: the vault as the previous release left it.
-    const [last] = await db.query<{ name: string }[]>('SELECT name FROM migrations ORDER BY id DESC LIMIT 1');
-    expect(last.name).toBe('TokenFacts1765800000000');
+    // Back to before the migration: the vault as the previous release left it (the later
+    // migrations undone first, each by its own down).
+    const lastName = async () => (await db.query<{ name: string }[]>('SELECT name FROM migrations ORDER BY id DESC LIMIT 1'))[0].name;
+    const later = ['Rebills1765900000000'];
+    while (later.includes(await lastName())) await db.undoLastMigration({ transaction: 'each' });
+    expect(await lastName()).toBe('TokenFacts1765800000000');
     await db.undoLastMigration({ transaction: 'each' });
     const merchants = [randomUUID(), randomUUID()];
     const tokens = Array.from({ length: 30 }, (_, i) => ({ token: randomBytes(32).toString('hex'), merchant: merchants[i % 2], i }));
