@@ -104,10 +104,16 @@ describe('RebillsRepository (real Postgres)', () => {
       }
     };
     await Promise.all([...repos.map(runner), canceller()]);
-    // What a lost advance left behind is moved on by the next pass.
-    for (const id of ids) {
-      const [r] = await db.query(`SELECT open_transaction_id FROM rebills WHERE id = $1`, [id]);
-      if (r.open_transaction_id) await repos[0].advance(id, r.open_transaction_id);
+    // An advance skips a rebill another holds (SKIP LOCKED); the scheduler's next pass moves it on
+    // and opens what follows. Passes as the scheduler runs them, until nothing is open or due.
+    for (let pass = 0; pass < 50; pass++) {
+      const open = await db.query(`SELECT id, open_transaction_id FROM rebills WHERE id = ANY($1) AND open_transaction_id IS NOT NULL`, [
+        ids,
+      ]);
+      for (const r of open) await repos[0].advance(r.id, r.open_transaction_id);
+      const due = await db.query(`SELECT 1 FROM rebills WHERE id = ANY($1) AND state = 'active' AND next_due_at <= $2`, [ids, asOf]);
+      if (!open.length && !due.length) break;
+      await Promise.all(repos.map(runner));
     }
     for (const id of ids) {
       const cycles = await cyclesOf(id);
