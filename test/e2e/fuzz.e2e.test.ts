@@ -32,7 +32,8 @@ jest.setTimeout(600_000);
 
 const BODIES = Number(process.env.FUZZ_BODIES ?? 10_000);
 const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 8);
-const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2_147_483_647);
+// The run's fast-check seed (FC_SEED, chosen by jest.config.js) unless FUZZ_SEED replays another.
+const SEED = Number(process.env.FUZZ_SEED ?? process.env.FC_SEED);
 const BODY_LIMIT = 64 * 1024;
 const REQUEST_TIMEOUT_MS = 30_000;
 

@@ -47,7 +47,14 @@ export default async function globalSetup(): Promise<void> {
   const databaseUrl = withDatabase(infra.databaseUrl, `gw_test_${runId}`);
   const logsRoot = join(root, 'test', '.logs');
   const scratch = join(tmpdir(), `gateway-test-${runId}`);
-  const run: TestRun = { infra, databaseUrl, scratch, queuePrefix: `gwt${randomBytes(4).toString('hex')}`, redisCluster };
+  const run: TestRun = {
+    infra,
+    databaseUrl,
+    scratch,
+    queuePrefix: `gwt${randomBytes(4).toString('hex')}`,
+    redisCluster,
+    laneDatabaseUrls: [databaseUrl],
+  };
   (globalThis as Record<symbol, unknown>)[RUN_STATE] = run;
 
   if (through === 'pgbouncer') {
@@ -60,6 +67,13 @@ export default async function globalSetup(): Promise<void> {
       throw e;
     }
   }
+  // TEST_WORKERS=n (npm test: 2): n jest workers, each with a lane of its own (database, Redis key
+  // prefix, data folder, admin), so suites running side by side never see each other's data.
+  const laneCount = Number(process.env.TEST_WORKERS ?? 1);
+  if (!Number.isInteger(laneCount) || laneCount < 1 || laneCount > 9)
+    throw new Error(`TEST_WORKERS must be 1 to 9 (got "${process.env.TEST_WORKERS}")`);
+  if (laneCount > 1 && run.pooler)
+    throw new Error('TEST_WORKERS > 1 runs without the pooler: the pooled suites run in one lane (TEST_WORKERS=1)');
   const env: Record<string, string> = {
     NODE_ENV: 'test',
     DATABASE_URL: run.pooler ? onLoopbackPort(databaseUrl, run.pooler.port) : databaseUrl,
@@ -70,28 +84,52 @@ export default async function globalSetup(): Promise<void> {
     ...generateKeys(),
     DATA_DIR: join(scratch, 'data'),
     TEST_RUN_ID: runId,
+    TEST_RUN_QUEUE_PREFIX: run.queuePrefix,
     TEST_LOG_DIR: join(logsRoot, runId),
     TEST_LEFTOVERS_DIR: join(scratch, 'leftovers'),
   };
-  for (const dir of [env.DATA_DIR, env.TEST_LOG_DIR]) mkdirSync(dir, { recursive: true });
+  // Lane n of several: its own database and prefix (the run's prefix, then l<n>: the teardown's and
+  // the canary's scan of the run's prefix covers every lane).
+  const laneEnvs: Record<string, string>[] = Array.from({ length: laneCount }, (_, i) =>
+    laneCount === 1
+      ? { ...env }
+      : {
+          ...env,
+          DATABASE_URL: withDatabase(databaseUrl, `gw_test_${runId}_l${i + 1}`),
+          QUEUE_PREFIX: `${run.queuePrefix}l${i + 1}`,
+          DATA_DIR: join(scratch, `data-l${i + 1}`),
+        },
+  );
+  run.laneDatabaseUrls = laneCount === 1 ? [databaseUrl] : laneEnvs.map((l) => l.DATABASE_URL);
+  for (const dir of [env.TEST_LOG_DIR, ...laneEnvs.map((l) => l.DATA_DIR)]) mkdirSync(dir, { recursive: true });
   // A developer's own operator token means nothing in this run's database.
   delete process.env.GATEWAY_OPERATOR_TOKEN;
   pruneOldRuns(logsRoot, 10);
   Object.assign(process.env, env);
 
   try {
-    await migrateDatabase(root, process.env);
-    // Every CLI call of the suites runs as this admin (runCli passes process.env on).
-    process.env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, process.env, 'test-admin')).token;
+    // The lanes migrate side by side (the roles they share are created safely from many databases).
+    await Promise.all(
+      laneEnvs.map(async (lane) => {
+        await migrateDatabase(root, { ...process.env, ...lane });
+        // Every CLI call of the suites runs as this admin (runCli passes process.env on).
+        lane.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, { ...process.env, ...lane }, 'test-admin')).token;
+      }),
+    );
   } catch (e) {
     await run.pooler?.destroy();
-    await dropDatabase(databaseUrl).catch(() => undefined);
+    for (const url of run.laneDatabaseUrls) await dropDatabase(url).catch(() => undefined);
     await infra.stop();
     await redisCluster?.destroy();
     throw e;
   }
+  // Lane 1 is also the main process's (a suite run in band); test/support/worker-env.js gives each
+  // jest worker its lane by JEST_WORKER_ID.
+  Object.assign(process.env, laneEnvs[0]);
+  process.env.TEST_LANES = JSON.stringify(laneEnvs);
+  process.env.TEST_LANE_DATABASES = JSON.stringify(run.laneDatabaseUrls);
   process.stdout.write(
-    `\nintegration run ${runId}: postgres ${infra.source.postgres} (${redactUrl(databaseUrl)}` +
+    `\nintegration run ${runId}: postgres ${infra.source.postgres} (${laneCount === 1 ? redactUrl(databaseUrl) : `${laneCount} lanes, ${redactUrl(databaseUrl)}_l<n>`}` +
       `${run.pooler ? `, through pgbouncer on port ${run.pooler.port}, transaction mode` : ''}), ` +
       `redis ${redisCluster ? `cluster (${redisCluster.spec})` : `${infra.source.redis} (${redactUrl(infra.redisUrl)})`}, prefix ${run.queuePrefix}, ` +
       `logs ${env.TEST_LOG_DIR}\n`,

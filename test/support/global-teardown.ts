@@ -20,10 +20,11 @@ export default async function globalTeardown(): Promise<void> {
   await run.pooler?.destroy().catch((e) => notes.push(`could not stop the run's pgbouncer: ${(e as Error).message}`));
 
   if (process.env.KEEP_TEST_DB) {
-    notes.push(`kept the test database ${redactUrl(run.databaseUrl)} (KEEP_TEST_DB)`);
+    notes.push(`kept the test databases ${(run.laneDatabaseUrls ?? [run.databaseUrl]).map(redactUrl).join(', ')} (KEEP_TEST_DB)`);
     if (run.infra.source.postgres === 'container') notes.push('(it lives in a container that stops now: set DATABASE_URL to keep it)');
   } else {
-    await dropDatabase(run.databaseUrl).catch((e) => notes.push(`could not drop the test database: ${(e as Error).message}`));
+    for (const url of run.laneDatabaseUrls ?? [run.databaseUrl])
+      await dropDatabase(url).catch((e) => notes.push(`could not drop the test database ${redactUrl(url)}: ${(e as Error).message}`));
   }
 
   if (run.redisCluster) {

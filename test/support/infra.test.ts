@@ -28,7 +28,7 @@ describe('test infrastructure', () => {
     const infra = await resolveInfra();
     try {
       expect(infra.databaseUrl).toBe(process.env.DATABASE_URL);
-      expect(new URL(infra.databaseUrl).pathname).toMatch(/^\/gw_test_\d+_\d+$/);
+      expect(new URL(infra.databaseUrl).pathname).toMatch(/^\/gw_test_\d+_\d+(_l\d)?$/);
       const tables = (await query(infra.databaseUrl, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)) as {
         table_name: string;
       }[];

@@ -36,11 +36,15 @@ export function remember(entry: Leftover): () => void {
   return () => rmSync(file, { force: true });
 }
 
-/** Ends everything still recorded; returns a line per thing it had to clean up. */
-export async function cleanLeftovers(dir = registryDir()): Promise<string[]> {
+/**
+ * Ends everything still recorded (only what this process recorded with `own`); returns a line per
+ * thing it had to clean up.
+ */
+export async function cleanLeftovers(dir = registryDir(), own = false): Promise<string[]> {
   if (!dir || !existsSync(dir)) return [];
   const cleaned: string[] = [];
   for (const name of readdirSync(dir)) {
+    if (own && !name.startsWith(`${process.pid}-`)) continue;
     const file = join(dir, name);
     const entry = JSON.parse(readFileSync(file, 'utf8')) as Leftover;
     try {
@@ -59,7 +63,7 @@ export async function cleanLeftovers(dir = registryDir()): Promise<string[]> {
     }
     rmSync(file, { force: true });
   }
-  rmSync(dir, { recursive: true, force: true });
+  if (!own) rmSync(dir, { recursive: true, force: true });
   return cleaned;
 }
 

@@ -6,6 +6,8 @@ export interface TestRun {
   infra: Infra;
   /** The run's database, straight on the server (the migration runner's; what the teardown drops). */
   databaseUrl: string;
+  /** Every lane's database (one per jest worker; the run's own database when there is one lane). */
+  laneDatabaseUrls: string[];
   /** TEST_POSTGRES=pgbouncer: the run's own PgBouncer, which the apps, the CLI and the suites go through. */
   pooler?: PrivateServer;
   queuePrefix: string;
