@@ -237,7 +237,10 @@ describe('money operations: model-based linearizability over HTTP', () => {
       fc.asyncProperty(
         fc.oneof({ weight: 2, arbitrary: fc.constant('authorize' as const) }, { weight: 1, arbitrary: fc.constant('sale' as const) }),
         fc.integer({ min: 1_000, max: 10_000 }),
-        fc.commands([fc.array(opArb, { minLength: 1, maxLength: 6 }).map((ops) => new Burst(ops))], { maxCommands: 4 }),
+        fc.commands([fc.array(opArb, { minLength: 1, maxLength: 6 }).map((ops) => new Burst(ops))], {
+          maxCommands: 4,
+          replayPath: process.env.FC_REPLAY_PATH,
+        }),
         fc.scheduler(),
         async (start, amount, commands, scheduler) => {
           ran++;

@@ -612,7 +612,11 @@ describe('rebills: model-based check of concurrent runners, cancels and the toke
         // Each history opens with a few rebills, then anything: weighted by repetition, creates and
         // runs more often than cancels.
         fc.array(createArb, { minLength: 1, maxLength: 4 }),
-        fc.commands([createArb, createArb, runDueArb, runDueArb, runDueArb, runDueArb, cancelArb], { maxCommands: 8, size: '+1' }),
+        fc.commands([createArb, createArb, runDueArb, runDueArb, runDueArb, runDueArb, cancelArb], {
+          maxCommands: 8,
+          size: '+1',
+          replayPath: process.env.FC_REPLAY_PATH,
+        }),
         async (opening, commands) => {
           histories++;
           await runHistory([...opening, ...commands]);
@@ -624,7 +628,7 @@ describe('rebills: model-based check of concurrent runners, cancels and the toke
     process.stdout.write(`rebill model: ${histories} histories, ${JSON.stringify(stats)}\n`);
     // A replay of one path (FC_PATH) runs that history and what shrinks from it, not RUNS of them,
     // and none at all when the path cannot be walked (a shrunk fc.commands path needs its
-    // replayPath too): that must not pass as a replay. (fast-check takes a global path at run
+    // replayPath too, FC_REPLAY_PATH): that must not pass as a replay. (fast-check takes a global path at run
     // time, though its GlobalParameters type leaves it out.)
     if ((fc.readConfigureGlobal() as { path?: string }).path) {
       expect({ replayedHistories: histories > 0 }).toEqual({ replayedHistories: true });

@@ -19,8 +19,12 @@ class SeedReporter {
       const m = /seed: (-?\d+), path: "([0-9:]*)"/.exec(text);
       if (!m) continue;
       const file = relative(this.rootDir, test.path);
+      // fc.commands histories also need their replayPath (the suites pass FC_REPLAY_PATH to it).
+      const replay = /replayPath="([^"]+)"/.exec(text);
       const name = t.fullName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/'/g, "'\\''");
-      this.replays.push(`  ${t.fullName}\n    FC_SEED=${m[1]} FC_PATH=${m[2]} npx jest ${file} --runInBand --forceExit -t '${name}'`);
+      this.replays.push(
+        `  ${t.fullName}\n    FC_SEED=${m[1]} FC_PATH=${m[2]}${replay ? ` FC_REPLAY_PATH=${replay[1]}` : ''} npx jest ${file} --runInBand --forceExit -t '${name}'`,
+      );
     }
   }
 
