@@ -55,6 +55,20 @@ describe('rate limiter leases (real Redis)', () => {
     await new Promise((r) => setTimeout(r, 1_000 - (Date.now() % 1_000) + 20));
   }
 
+  /**
+   * Runs `check` from the start of a limiter window; on a machine so loaded that its bursts spill
+   * into the next second (whose budget is fresh), the case says nothing and runs again, up to 5 times.
+   */
+  async function inOneWindow<T>(check: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      await freshWindow();
+      const window = Math.floor(Date.now() / 1_000);
+      const result = await check();
+      if (Math.floor(Date.now() / 1_000) === window || attempt === 5) return result;
+      process.stdout.write(`leases: a burst spilled into the next second (attempt ${attempt}), again\n`);
+    }
+  }
+
   afterAll(async () => {
     for (const r of replicas) r.onApplicationShutdown();
     await deleteKeys(redis, `${prefix}:*`);
@@ -63,13 +77,15 @@ describe('rate limiter leases (real Redis)', () => {
 
   it('admits a merchant its budget and no more, asking Redis once per lease, not once per request', async () => {
     const service = await connected(replica(1_000));
-    const merchant = randomUUID();
-    await freshWindow();
-    const first = await burst(service, merchant, 600);
+    const { first, firstCount, second } = await inOneWindow(async () => {
+      const merchant = randomUUID();
+      const first = await burst(service, merchant, 600);
+      const firstCount = await counted(merchant);
+      return { first, firstCount, second: await burst(service, merchant, 600) };
+    });
     expect(first).toEqual({ admitted: 600, refused: 0 });
     // 600 requests took 60 leases of 10: Redis counted whole leases, not 600 calls' worth of anything else.
-    expect(await counted(merchant)).toBe(600);
-    const second = await burst(service, merchant, 600);
+    expect(firstCount).toBe(600);
     expect(second.admitted).toBe(400);
     expect(second.refused).toBe(200);
     expect(LEASES_PER_S).toBe(100);
@@ -86,9 +102,10 @@ describe('rate limiter leases (real Redis)', () => {
 
   it('two replicas share one budget: together they admit at most the rate, losing at most a lease each', async () => {
     const [a, b] = await Promise.all([connected(replica(1_000)), connected(replica(1_000))]);
-    const merchant = randomUUID();
-    await freshWindow();
-    const results = await Promise.all([burst(a, merchant, 700), burst(b, merchant, 700)]);
+    const results = await inOneWindow(async () => {
+      const merchant = randomUUID();
+      return Promise.all([burst(a, merchant, 700), burst(b, merchant, 700)]);
+    });
     const admitted = results[0].admitted + results[1].admitted;
     expect(admitted).toBeLessThanOrEqual(1_000);
     expect(admitted).toBeGreaterThanOrEqual(1_000 - 2 * 10);
