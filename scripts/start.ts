@@ -334,7 +334,17 @@ async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: string, 
         root,
         name: spec.name,
         label,
-        env: { ...env, REPLICA_NAME: label },
+        // The admin app stays on loopback whatever HOST the api takes; the portal links its
+        // commands print start at the api.
+        env:
+          spec.name === 'admin'
+            ? {
+                ...env,
+                REPLICA_NAME: label,
+                HOST: '127.0.0.1',
+                PUBLIC_BASE_URL: env.PUBLIC_BASE_URL || `http://${healthHost}:${first.api}`,
+              }
+            : { ...env, REPLICA_NAME: label },
         port: ports[spec.name][i],
         logFile,
         healthHost: spec.name === 'api' ? healthHost : '127.0.0.1',
@@ -423,9 +433,11 @@ function printWelcome(
     say(`Development admin (saved in ${shortPath(join(dataDir, 'dev-operator.json'))}): ${operator.operator}`);
     say(`  export GATEWAY_OPERATOR_TOKEN=${operator.token}   # for npm run cli`);
   }
+  const admin = apps.find((a) => a.name === 'admin');
   say(`Operator dashboard: ${base}/admin/queues (Authorization: Bearer <GATEWAY_OPERATOR_TOKEN>)`);
+  if (admin) say(`Operator CLI: GATEWAY_ADMIN_URL=${admin.url} npm run cli -- <command> (runs on the admin app, as your token's role)`);
   say(
-    `Operator CLI: DATABASE_URL=${redactUrl(roleUrl(env.DATABASE_URL!, 'cli', {}))} npm run cli -- <command> (the operator's database role)`,
+    `Break-glass commands (key rotations, retention:run): DATABASE_URL=${redactUrl(roleUrl(env.DATABASE_URL!, 'cli', {}))} npm run cli -- <command>`,
   );
   say(`Logs: ${shortPath(join(dataDir, 'logs'))}/<app>.log (a replica's: <app>-<n>.log). Ctrl-C stops everything.`);
 }

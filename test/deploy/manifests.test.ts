@@ -11,6 +11,7 @@ import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
 import { WorkerPatterns } from '@app/contracts';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery/delivery-queue';
 import { RECOVERY_QUEUE } from '@app/webhooks/delivery/recovery';
+import { APP_ROLES } from '@app/persistence';
 import { AppName, APPS } from '../../scripts/lib/launcher';
 import { repoRoot } from '../../scripts/lib/processes';
 
@@ -36,7 +37,7 @@ const MODELS: Record<string, ModelClass> = {
 };
 
 /** The queues each worker consumes or feeds itself: what its autoscaler must watch. */
-const WORKER_QUEUES: Record<Exclude<AppName, 'api'>, string[]> = {
+const WORKER_QUEUES: Record<Exclude<AppName, 'api' | 'admin'>, string[]> = {
   tokenizer: [...WorkerPatterns.tokenizer],
   settlement: [...WorkerPatterns.settlement],
   notifier: [...WorkerPatterns.notifier, DELIVERY_QUEUE, RECOVERY_QUEUE],
@@ -49,7 +50,9 @@ const WORKER_QUEUES: Record<Exclude<AppName, 'api'>, string[]> = {
  * OPERATION_WAIT_MS 5 s), a settlement job (a few statements, bounded by the 10 s job lock), a
  * webhook attempt (WEBHOOK_TIMEOUT_MS 15 s). The grace period must cover preStop + this + closing.
  */
-const DRAIN_S: Record<AppName, number> = { api: 10, tokenizer: 8, settlement: 10, notifier: 15 };
+// The admin app's drain waits for the commands running (ADMIN_COMMAND_TIMEOUT_MS bounds them; a
+// deploy waits this long for the ordinary ones, and a longer one is stopped and said to be).
+const DRAIN_S: Record<AppName, number> = { api: 10, tokenizer: 8, settlement: 10, notifier: 15, admin: 60 };
 const CLOSE_MARGIN_S = 10;
 
 function yamlFiles(dir: string): string[] {
@@ -99,12 +102,14 @@ function keysReadBy(sources: string[]): { read: Set<string>; requiredKeys: Set<s
   return { read, requiredKeys };
 }
 
-const configSources = (app: AppName) => [
-  ...readdirSync(join(root, 'apps', app, 'src', 'config'))
+const configOf = (app: AppName | 'cli') =>
+  readdirSync(join(root, 'apps', app, 'src', 'config'))
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))
-    .map((f) => join('apps', app, 'src', 'config', f)),
-  'libs/platform/src/env.ts',
-];
+    .map((f) => join('apps', app, 'src', 'config', f));
+// The admin app runs the operator CLI: what the CLI reads is its configuration too (its settings,
+// and the webhook secrets' key ring the merchant and webhook commands seal with).
+const ADMIN_RUNS = [...configOf('cli'), 'apps/cli/src/merchants/merchant.commands.ts'];
+const configSources = (app: AppName) => [...configOf(app), ...(app === 'admin' ? ADMIN_RUNS : []), 'libs/platform/src/env.ts'];
 
 function containerOf(deployment: Obj): Obj {
   const containers = deployment.spec.template.spec.containers as Obj[];
@@ -197,7 +202,7 @@ describe('Kubernetes manifests', () => {
       const port = Number(config[spec.portVariable]);
       expect(port).toBe(spec.defaultPort);
       // Reachable from the kubelet and Prometheus: not loopback.
-      expect(config[name === 'api' ? 'HOST' : 'HEALTH_HOST']).toBe('0.0.0.0');
+      expect(config[spec.portVariable === 'PORT' ? 'HOST' : 'HEALTH_HOST']).toBe('0.0.0.0');
       // Readiness follows Postgres and Redis; liveness only the process, so an outage of either
       // takes replicas out of service without restarting them all at once.
       expect(c.readinessProbe?.httpGet?.path).toBe('/health');
@@ -242,7 +247,7 @@ describe('Kubernetes manifests', () => {
       expect([...requiredKeys].filter((k) => !secretKeys.includes(k))).toEqual([]);
       expect(secretKeys).toContain('DATABASE_URL');
       // Its own database role (libs/persistence/src/roles.ts).
-      expect(find('Secret', `${name}-secrets`)!.stringData.DATABASE_URL).toMatch(new RegExp(`^postgres://gateway_${name}[@:]`));
+      expect(find('Secret', `${name}-secrets`)!.stringData.DATABASE_URL).toMatch(new RegExp(`^postgres://${APP_ROLES[name]}[@:]`));
       // The key values are never in the repository.
       for (const k of requiredKeys) expect(find('Secret', `${name}-secrets`)!.stringData[k]).toBe('');
     });
@@ -251,6 +256,12 @@ describe('Kubernetes manifests', () => {
       const pdb = find('PodDisruptionBudget', name)!;
       expect(pdb.spec.selector.matchLabels).toEqual(deployment().spec.selector.matchLabels);
       expect(pdb.spec.maxUnavailable ?? pdb.spec.minAvailable).toBeDefined();
+      if (name === 'admin') {
+        // A few operators' commands: two replicas for availability, nothing to scale on.
+        expect(deployment().spec.replicas).toBe(2);
+        expect(objects.filter((o) => o.spec?.scaleTargetRef?.name === 'admin')).toEqual([]);
+        return;
+      }
       if (name === 'api') {
         const hpa = find('HorizontalPodAutoscaler', 'api')!;
         expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api' });
@@ -281,6 +292,7 @@ describe('Kubernetes manifests', () => {
         'DB_PASSWORD_SETTLEMENT',
         'DB_PASSWORD_NOTIFIER',
         'DB_PASSWORD_OPERATOR',
+        'DB_PASSWORD_VIEWER',
       ].sort(),
     );
     const roles = readFileSync(join(root, 'libs/persistence/src/roles.ts'), 'utf8');

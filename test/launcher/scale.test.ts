@@ -9,8 +9,8 @@ import { repoRoot } from '../../scripts/lib/processes';
 /** `npm start -- --scale app=n`: what it accepts, what it refuses (with the reason), and the ports it hands out. */
 describe('quick start --scale', () => {
   it('reads app=count entries; apps not named run once', () => {
-    expect(parseScale('tokenizer=2,notifier=3')).toEqual({ tokenizer: 2, settlement: 1, notifier: 3, api: 1 });
-    expect(parseScale(' api = 2 ')).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 2 });
+    expect(parseScale('tokenizer=2,notifier=3')).toEqual({ tokenizer: 2, settlement: 1, notifier: 3, api: 1, admin: 1 });
+    expect(parseScale(' api = 2 ')).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 2, admin: 1 });
   });
 
   it.each([
@@ -31,8 +31,14 @@ describe('quick start --scale', () => {
     expect(scaleFromArgs(['--scale', 'notifier=2'], {}).notifier).toBe(2);
     expect(scaleFromArgs(['--scale=notifier=4'], {}).notifier).toBe(4);
     expect(scaleFromArgs([], { SCALE: 'settlement=2' }).settlement).toBe(2);
-    expect(scaleFromArgs(['--scale', 'api=2'], { SCALE: 'settlement=2' })).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 2 });
-    expect(scaleFromArgs([], {})).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 1 });
+    expect(scaleFromArgs(['--scale', 'api=2'], { SCALE: 'settlement=2' })).toEqual({
+      tokenizer: 1,
+      settlement: 1,
+      notifier: 1,
+      api: 2,
+      admin: 1,
+    });
+    expect(scaleFromArgs([], {})).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 1, admin: 1 });
     expect(() => scaleFromArgs([], { SCALE: 'x=1' })).toThrow('SCALE: unknown app "x"');
     expect(() => scaleFromArgs(['--scal', 'api=2'], {})).toThrow('unknown argument "--scal"');
     expect(() => scaleFromArgs(['--scale'], {})).toThrow('--scale needs app=count entries');
@@ -47,12 +53,12 @@ describe('quick start --scale', () => {
     // Something else listens on 3005: the second notifier skips it.
     const busy = new Set([3005]);
     const ports = await replicaPorts(
-      { tokenizer: 2, settlement: 1, notifier: 3, api: 2 },
-      { tokenizer: 3001, settlement: 3002, notifier: 3003, api: 3000 },
-      { tokenizer: 3001, settlement: 3002, notifier: 3003, api: 3000 },
+      { tokenizer: 2, settlement: 1, notifier: 3, api: 2, admin: 1 },
+      { tokenizer: 3001, settlement: 3002, notifier: 3003, api: 3000, admin: 3010 },
+      { tokenizer: 3001, settlement: 3002, notifier: 3003, api: 3000, admin: 3010 },
       async (port) => !busy.has(port),
     );
-    expect(ports).toEqual({ tokenizer: [3001, 3004], settlement: [3002], notifier: [3003, 3006, 3007], api: [3000, 3008] });
+    expect(ports).toEqual({ tokenizer: [3001, 3004], settlement: [3002], notifier: [3003, 3006, 3007], api: [3000, 3008], admin: [3010] });
   });
 
   it('checks real ports: one in use is skipped', async () => {
@@ -63,9 +69,9 @@ describe('quick start --scale', () => {
     try {
       const { isPortFree } = await import('../../scripts/lib/local-servers');
       const ports = await replicaPorts(
-        { tokenizer: 2, settlement: 1, notifier: 1, api: 1 },
-        { tokenizer: held, settlement: 1, notifier: 2, api: 3 },
-        { tokenizer: held - 1, settlement: 1, notifier: 2, api: 3 },
+        { tokenizer: 2, settlement: 1, notifier: 1, api: 1, admin: 1 },
+        { tokenizer: held, settlement: 1, notifier: 2, api: 3, admin: 4 },
+        { tokenizer: held - 1, settlement: 1, notifier: 2, api: 3, admin: 4 },
         (port) => isPortFree(port),
       );
       expect(ports.tokenizer[1]).toBeGreaterThan(held);

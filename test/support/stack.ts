@@ -147,7 +147,12 @@ export interface StackOptions {
   /** Extra environment for one app (wins over the stack-wide env). */
   envFor?: Partial<Record<AppName, Record<string, string>>>;
   readyTimeoutMs?: number;
+  /** Also the admin app (operator commands over HTTP), started once the api is up. */
+  withAdmin?: boolean;
 }
+
+/** What every stack runs: the api and the three workers (the admin app only when asked for). */
+const PIPELINE: readonly AppName[] = APP_NAMES.filter((n) => n !== 'admin');
 
 export interface Stack {
   baseUrl: string;
@@ -156,6 +161,8 @@ export interface Stack {
   settlement: AppHandle;
   notifier: AppHandle;
   apps: Record<AppName, AppHandle>;
+  /** withAdmin: the admin app's URL (GATEWAY_ADMIN_URL for the CLI). */
+  adminUrl?: string;
   /** Everything the app logged in this stack, across restarts. */
   logOf(name: AppName): string;
   /** Stops one app (SIGTERM, or SIGKILL for a crash) and starts it again on the same port. */
@@ -164,10 +171,10 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** All four apps, booted in parallel; `env` goes to every one of them. */
+/** The four pipeline apps, booted in parallel (then the admin app with withAdmin); `env` goes to every one of them. */
 export async function startStack(env: Record<string, string> = {}, opts: StackOptions = {}): Promise<Stack> {
   const envOf = (name: AppName, extra: Record<string, string> = {}) => ({ ...env, ...opts.envFor?.[name], ...extra });
-  const started = await Promise.allSettled(APP_NAMES.map((name) => startApp(name, envOf(name), { readyTimeoutMs: opts.readyTimeoutMs })));
+  const started = await Promise.allSettled(PIPELINE.map((name) => startApp(name, envOf(name), { readyTimeoutMs: opts.readyTimeoutMs })));
   const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed.length) {
     await Promise.all(started.flatMap((r) => (r.status === 'fulfilled' ? [r.value.stop()] : [])));
@@ -176,11 +183,23 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
   const apps = Object.fromEntries(
     started.map((r) => [(r as PromiseFulfilledResult<AppHandle>).value.name, (r as PromiseFulfilledResult<AppHandle>).value]),
   ) as Record<AppName, AppHandle>;
-  const logFiles: Record<AppName, string[]> = { api: [], tokenizer: [], settlement: [], notifier: [] };
-  for (const name of APP_NAMES) logFiles[name].push(apps[name].logFile);
+  if (opts.withAdmin) {
+    // Portal links the commands print start where merchants reach this stack's api.
+    const publicBase = { PUBLIC_BASE_URL: apps.api.url };
+    try {
+      apps.admin = await startApp('admin', envOf('admin', publicBase), { readyTimeoutMs: opts.readyTimeoutMs });
+    } catch (e) {
+      await Promise.all(PIPELINE.map((n) => apps[n].stop()));
+      throw e;
+    }
+  }
+  const running = (): AppName[] => APP_NAMES.filter((n) => apps[n] !== undefined);
+  const logFiles = Object.fromEntries(APP_NAMES.map((n) => [n, [] as string[]])) as Record<AppName, string[]>;
+  for (const name of running()) logFiles[name].push(apps[name].logFile);
 
   const stack: Stack = {
     baseUrl: apps.api.url,
+    adminUrl: apps.admin?.url,
     apps,
     get api() {
       return apps.api;
@@ -203,7 +222,11 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
     },
     async stop() {
       await apps.api.stop();
-      await Promise.all(APP_NAMES.filter((n) => n !== 'api').map((n) => apps[n].stop()));
+      await Promise.all(
+        running()
+          .filter((n) => n !== 'api')
+          .map((n) => apps[n].stop()),
+      );
     },
   };
   return stack;

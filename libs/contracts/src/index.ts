@@ -10,3 +10,4 @@ export * from './transaction-view';
 export * from './rebill-view';
 export * from './rebills';
 export * from './ids';
+export * from './operator-commands';

@@ -11,11 +11,16 @@ export const APP_ROLES = {
   tokenizer: 'gateway_tokenizer',
   settlement: 'gateway_settlement',
   notifier: 'gateway_notifier',
+  // The admin app runs the operator commands (POST /admin/commands) as the operator role; the CLI
+  // holds that login itself only for the break-glass commands, where that login is.
+  admin: 'gateway_operator',
   cli: 'gateway_operator',
+  // A person's read-only login (psql, a reporting tool): no app connects with it.
+  viewer: 'gateway_viewer',
 } as const;
 export type RoleOwner = keyof typeof APP_ROLES;
 export type GatewayRole = (typeof APP_ROLES)[RoleOwner];
-export const GATEWAY_ROLES: readonly GatewayRole[] = Object.values(APP_ROLES);
+export const GATEWAY_ROLES: readonly GatewayRole[] = [...new Set(Object.values(APP_ROLES))];
 
 /** The schemas that hold the gateway's tables (the vault has its own, see the init migration). */
 export const GATEWAY_SCHEMAS = ['public', 'vault'] as const;
@@ -370,6 +375,37 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       update: ['state', 'skipped', 'finished_at', 'updated_at'],
     },
   },
+  // Reads for people (psql, reports): what the console shows, never a secret. No key hash, no
+  // webhook secret, no operator token hash, no vault, no session; and no write of any kind.
+  gateway_viewer: {
+    merchants: {
+      select: [
+        'id',
+        'public_id',
+        'name',
+        'created_at',
+        'key_rotated_at',
+        'rate_limit_writes_per_s',
+        'rate_limit_reads_per_s',
+        'webhook_throttle_per_s',
+      ],
+    },
+    operators: { select: ['id', 'name', 'role', 'created_at', 'created_by', 'revoked_at', 'revoked_by', 'last_used_at'] },
+    audit_events: { select: 'all' },
+    transactions: { select: 'all' },
+    transaction_operations: { select: 'all' },
+    chargebacks: { select: 'all' },
+    recipients: { select: 'all' },
+    fee_plans: { select: 'all' },
+    settlements: { select: 'all' },
+    payables: { select: 'all' },
+    deliveries: { select: 'all' },
+    delivery_attempts: { select: 'all' },
+    listeners: { select: 'all' },
+    recoveries: { select: 'all' },
+    rebills: { select: 'all' },
+    rebill_cycles: { select: 'all' },
+  },
 };
 
 /**
@@ -454,6 +490,8 @@ export const ROLE_TIMEOUTS: Readonly<Record<GatewayRole, RoleTimeouts>> = {
   gateway_settlement: APP_TIMEOUTS,
   gateway_notifier: APP_TIMEOUTS,
   gateway_operator: { statement_timeout: '5min', lock_timeout: '5s', idle_in_transaction_session_timeout: '1min' },
+  // A person's queries: long reads allowed, never a lock held for long.
+  gateway_viewer: { statement_timeout: '5min', lock_timeout: '1s', idle_in_transaction_session_timeout: '1min' },
 };
 
 /** The environment variable the migration runner reads a role's password from (when set). */
@@ -463,6 +501,7 @@ export const ROLE_PASSWORD_VARIABLES: Readonly<Record<GatewayRole, string>> = {
   gateway_settlement: 'DB_PASSWORD_SETTLEMENT',
   gateway_notifier: 'DB_PASSWORD_NOTIFIER',
   gateway_operator: 'DB_PASSWORD_OPERATOR',
+  gateway_viewer: 'DB_PASSWORD_VIEWER',
 };
 
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;

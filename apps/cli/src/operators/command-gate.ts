@@ -1,12 +1,12 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { hostname, userInfo } from 'node:os';
 import { CommandRunner } from 'nest-commander';
 import { AuditSubject, AuditTrail, looksLikeOperatorToken, operatorTokenHash, OperatorsRepository, roleAllows } from '@app/persistence';
 import { CliConfig } from '../config/cli.config';
 import { CliError } from '../output';
 import { CommandGuard, guardOf } from './guarded';
 import { OperatorSession } from './operator-session';
+import { cliOrigin } from '../remote';
 
 /** nest-commander's metadata key for @Command (constants.CommandMeta). */
 const COMMAND_META = 'CommandBuilder:Command:Meta';
@@ -46,7 +46,7 @@ export class CommandGate implements OnApplicationBootstrap {
     const subject: AuditSubject = {
       action: guard.action,
       target: targetOf(opts),
-      origin: cliOrigin(),
+      origin: commandOrigin(),
       detail: args.length ? { ...opts, args } : { ...opts },
     };
     const token = this.config.operatorToken;
@@ -89,12 +89,10 @@ function targetOf(opts: Record<string, unknown>): string | undefined {
 }
 
 /** `cli <os user>@<host>`: where a CLI action came from (a container may have no user entry for its uid). */
-export function cliOrigin(): string {
-  let user: string;
-  try {
-    user = userInfo().username;
-  } catch {
-    user = process.env.USER ?? `uid${process.getuid?.() ?? '?'}`;
-  }
-  return `cli ${user}@${hostname()}`;
+/**
+ * Where the command came from: on the admin app, the caller it names (GATEWAY_COMMAND_ORIGIN, set
+ * by the admin app for the CLI it runs); otherwise this shell's user and host.
+ */
+export function commandOrigin(): string {
+  return process.env.GATEWAY_COMMAND_ORIGIN?.trim() || cliOrigin();
 }
