@@ -45,7 +45,8 @@ export const ErrorCodeDescriptions: Record<ErrorCode, string> = {
     'The capture or cancel could not start in time (another one on the transaction was still in progress, or the gateway was busy); nothing was done. Safe to retry, with the same Idempotency-Key.',
   '040': 'Token not found.',
   '100': 'The acquirer did not answer in time; the authorization was reversed.',
-  '101': 'The sale was not completed: its authorization request was lost before a decision; any authorization was reversed.',
+  '101':
+    'The sale was not completed: its authorization request was lost before a decision, or its rebill was cancelled before it reached the acquirer; any authorization was reversed.',
   '409': 'Idempotency-Key reused with a different request body.',
   '503': 'A dependency is unavailable; retry later.',
   '429':

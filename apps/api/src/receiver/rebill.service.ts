@@ -136,8 +136,9 @@ export class RebillService {
   }
 
   /**
-   * cancel of a rebill's id stops its future cycles (a charge already in flight is still decided;
-   * charges already made are cancelled one by one, as sales). Undefined when it is no rebill.
+   * cancel of a rebill's id stops its future cycles (a charge already open is decided if the
+   * tokenizer had sent it to the acquirer, else abandoned unsent as 4/101; charges already made are
+   * cancelled one by one, as sales). Undefined when it is no rebill.
    */
   async cancel(merchantId: string, id: string, amount: number | undefined): Promise<RebillView | undefined> {
     const found = await this.rebills.find(merchantId, id);

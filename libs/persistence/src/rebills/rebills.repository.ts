@@ -552,7 +552,8 @@ export class RebillsRepository {
   }
 
   /**
-   * Stops future cycles (a charge already open is still decided and recorded). Returns the rebill
+   * Stops future cycles (a charge already open is decided if the tokenizer had sent it to the
+   * acquirer, else the tokenizer abandons it unsent, 4/101). Returns the rebill
    * as it now is, or 'already' when it was cancelled before.
    */
   async cancel(merchantId: string, id: string): Promise<RebillRow | 'already' | 'finished' | undefined> {
