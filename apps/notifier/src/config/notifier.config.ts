@@ -10,6 +10,9 @@ export class NotifierConfig {
   dbPoolSize: number;
   /** Per-attempt limit for the listener's answer. */
   timeoutMs: number;
+  /** Limits within it: the connection (DNS and TCP), and the answer's status line and headers, from the attempt's start. */
+  connectTimeoutMs: number;
+  firstByteTimeoutMs: number;
   /** Multiplies every step of the retry schedule (1 in production; tests compress it). */
   scheduleScale: number;
   /** Networks a webhook may reach although private/loopback/link-local (development, tests). */
@@ -37,11 +40,21 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
   if (!/^\d+(\.\d+)?$/.test(scale) || Number(scale) <= 0 || Number(scale) > 1)
     r.problem(`WEBHOOK_SCHEDULE_SCALE must be a number in (0, 1] (got "${scale}")`);
   const base = readBaseConfig(r);
+  const timeoutMs = r.int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000);
+  // Unset, each defaults to its usual value but never beyond the limit that contains it.
+  const firstByteTimeoutMs = r.int('WEBHOOK_FIRST_BYTE_TIMEOUT_MS', Math.min(10_000, timeoutMs), 100, 120_000);
+  const connectTimeoutMs = r.int('WEBHOOK_CONNECT_TIMEOUT_MS', Math.min(5_000, firstByteTimeoutMs), 100, 120_000);
+  if (firstByteTimeoutMs > timeoutMs)
+    r.problem(`WEBHOOK_FIRST_BYTE_TIMEOUT_MS (${firstByteTimeoutMs}) must not exceed WEBHOOK_TIMEOUT_MS (${timeoutMs})`);
+  if (connectTimeoutMs > firstByteTimeoutMs)
+    r.problem(`WEBHOOK_CONNECT_TIMEOUT_MS (${connectTimeoutMs}) must not exceed WEBHOOK_FIRST_BYTE_TIMEOUT_MS (${firstByteTimeoutMs})`);
   const cfg: NotifierConfig = {
     base,
     healthPort: r.int('HEALTH_PORT', 3003, 0, 65535),
     dbPoolSize: r.int('DB_POOL_SIZE', 20, 1, 200),
-    timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+    timeoutMs,
+    connectTimeoutMs,
+    firstByteTimeoutMs,
     scheduleScale: Number(scale) || 1,
     allowNetworks: r.parse('WEBHOOK_ALLOW_NETWORKS', () => parseAllowList(r.optional('WEBHOOK_ALLOW_NETWORKS') ?? ''))!,
     concurrency: r.int('WEBHOOK_CONCURRENCY', 64, 1, 1000),

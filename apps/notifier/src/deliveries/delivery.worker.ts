@@ -77,7 +77,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     // The queue's own connection: while Redis is down, a throttle check waits for it as the queue does.
     @Inject(REDIS) redis: RedisConnection,
   ) {
-    this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs);
+    this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs, {
+      connectMs: config.connectTimeoutMs,
+      firstByteMs: config.firstByteTimeoutMs,
+    });
     this.slots = new HostSlots(config.perDestination, config.slotWaitMs);
     this.throttles = new ThrottleSettings((id) => this.merchants.webhookThrottleOf(id));
     this.buckets = new ListenerBuckets(redis, config.base.queuePrefix);
