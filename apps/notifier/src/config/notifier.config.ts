@@ -17,7 +17,7 @@ export class NotifierConfig {
   scheduleScale: number;
   /** Networks a webhook may reach although private/loopback/link-local (development, tests). */
   allowNetworks: BlockList;
-  /** Attempts in flight in this process, and at most this many to one host. */
+  /** Attempts in flight in this process, and at most this many to one destination (registrable domain or host, any port). */
   concurrency: number;
   perDestination: number;
   /** How long an attempt over the host's cap waits for a slot before the queue takes it. */

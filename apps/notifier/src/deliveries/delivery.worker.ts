@@ -14,6 +14,7 @@ import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, WEBHOOK_BACKOFF } from '@
 import { NotifierConfig } from '../config/notifier.config';
 import { REDIS } from '../redis.token';
 import { attemptDuration, deliveriesThrottled, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
+import { destinationKey } from './destination';
 import { HostSlots, Release } from './host-slots';
 import { ListenerHealthRecorder } from './listener-health.recorder';
 import { ListenerBuckets, ThrottleSettings } from './webhook-throttle';
@@ -47,10 +48,10 @@ type Outcome =
  * second job on the happy path); a failed one, or one over the host's cap, becomes a job of the
  * delivery queue, which BullMQ re-runs on the DESIGN.md 4 schedule (a custom backoff strategy)
  * until an attempt succeeds, the listener answers 410, or the schedule is exhausted. Every
- * attempt is recorded in Postgres. At most `perDestination` attempts run against one host at a
- * time (HostSlots): an attempt over that cap waits a moment for a slot, and past that goes to
- * the queue (a job steps back without spending an attempt), so one slow listener never holds
- * every slot.
+ * attempt is recorded in Postgres. At most `perDestination` attempts run against one destination
+ * at a time (HostSlots, keyed by registrable domain or host, never the port: destinationKey): an
+ * attempt over that cap waits a moment for a slot, and past that goes to the queue (a job steps
+ * back without spending an attempt), so one slow listener never holds every slot.
  *
  * A merchant's webhook throttle (deliveries per second to each listener) is checked once an
  * attempt is claimed, right before the request: a delivery over it is not attempted, its claim is
@@ -131,7 +132,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
    * webhook-id.
    */
   async deliverNow(delivery: DeliveryRow, claimed = false): Promise<void> {
-    const host = new URL(delivery.url).host;
+    const host = destinationKey(delivery.url);
     const slot = await this.slots.acquire(host);
     if (!slot) {
       if (claimed) await this.deliveries.unclaim(delivery.id, delivery.attempts);
@@ -145,7 +146,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
 
   private async runJob(job: Job<DeliveryJob>, token?: string): Promise<void> {
     const offset = job.data.offset ?? 0;
-    const host = job.data.host ?? '';
+    const host = destinationKey(job.data.host ?? '');
     const slot = await this.slots.acquire(host);
     if (!slot) {
       // Over the host's cap: back to the queue without spending an attempt, due when the host
