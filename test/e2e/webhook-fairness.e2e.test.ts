@@ -1,3 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { deleteKeys, type RedisConnection } from '@app/platform';
+import { testRedis } from '../support/redis';
+import { MerchantSlots } from '../../apps/notifier/src/deliveries/merchant-slots';
 import { createMerchant, eventually, MerchantCredentials, Stack, startStack } from '../support/stack';
 import { receiverOf, saleBody } from '../support/money';
 import { LOCAL_LISTENER_ENV } from '../support/deliveries';
@@ -10,6 +15,45 @@ const PER_MERCHANT = 16;
 const FLOOD = 96;
 /** How long merchant A's listeners take to answer: far longer than an attempt may last. */
 const HANG_MS = 30_000;
+
+/**
+ * The merchant's slots alone, on the real Redis (a key prefix of their own), two clients standing
+ * for two notifier replicas: one count for both, a slot given back is free again, and a slot a dead
+ * replica never gave back runs out with its lease.
+ */
+describe('merchant slots (Redis leases)', () => {
+  const clients: RedisConnection[] = [];
+  const prefix = `wf-${randomBytes(4).toString('hex')}`;
+  const merchant = '6f1c2d3e-0000-4000-8000-0000000000f1';
+
+  beforeAll(() => {
+    for (let i = 0; i < 2; i++) clients.push(testRedis({ maxRetriesPerRequest: 1 }));
+  });
+  afterAll(async () => {
+    await deleteKeys(clients[0], `${prefix}:*`);
+    await Promise.all(clients.map((c) => c.quit()));
+  });
+
+  it('caps a merchant over every replica, frees a slot given back, and lets a lease run out', async () => {
+    const [a, b] = clients.map((c) => new MerchantSlots(c, prefix, 3, 400));
+    const held = await Promise.all([a.acquire(merchant), b.acquire(merchant), a.acquire(merchant)]);
+    expect(held.every(Boolean)).toBe(true);
+    expect(await b.acquire(merchant)).toBeUndefined();
+    expect(await a.acquire(merchant)).toBeUndefined();
+    expect(await b.acquire('another-merchant')).toBeDefined(); // every merchant has slots of its own
+    expect(await a.heldBy(merchant)).toBe(3);
+    held[1]!();
+    await sleep(20); // the release is not waited for
+    const again = await a.acquire(merchant);
+    expect(again).toBeDefined();
+    expect(await b.acquire(merchant)).toBeUndefined();
+    // No one gives the slots back (a replica killed mid-attempt): the leases run out.
+    await sleep(450);
+    expect(await b.acquire(merchant)).toBeDefined();
+    // A deferral is at least 100 ms, spaced out as more come.
+    expect(a.deferMs(merchant)).toBeGreaterThanOrEqual(100);
+  });
+});
 
 /**
  * Issue 32, finding 2: one merchant must not hold back every merchant's webhooks. Merchant A sends
@@ -69,7 +113,7 @@ describe('webhook fairness: a flooding merchant does not hold back the others', 
     try {
       // A's flood is in: its attempts hang, as many as the notifier lets them.
       await eventually(() => expect(openA()).toBeGreaterThanOrEqual(PER_MERCHANT), { timeoutMs: 20_000, intervalMs: 50 });
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
 
       const sold = await receiverOf(stack.baseUrl, shopB)('sale', saleBody(5_000, fast.url('/hook')));
       expect(sold.json).toMatchObject({ status: '8' });
@@ -82,11 +126,17 @@ describe('webhook fairness: a flooding merchant does not hold back the others', 
         { timeoutMs: 40_000, intervalMs: 20 },
       );
       const waitedMs = arrivedAt - soldAt;
-      await new Promise((r) => setTimeout(r, 1_000)); // A keeps flooding meanwhile
-      console.log(`fairness: B's webhook after ${waitedMs} ms; A at most ${maxOpenA} open (${openA()} now)`);
+      await sleep(1_000); // A keeps flooding meanwhile
+      const metrics = await (await fetch(`http://127.0.0.1:${stack.notifier.healthPort}/metrics`)).text();
+      const deferredByMerchantCap = Number(/^webhook_deliveries_deferred_total\{cap="merchant"[^}]*\} (\S+)$/m.exec(metrics)?.[1] ?? 0);
+      console.log(
+        `fairness: B's webhook after ${waitedMs} ms; A at most ${maxOpenA} open (${openA()} now); ${deferredByMerchantCap} put back by the merchant cap`,
+      );
 
       expect(waitedMs).toBeLessThan(3_000);
       expect(maxOpenA).toBeLessThanOrEqual(PER_MERCHANT);
+      // It was the merchant's cap that held A back (its two hosts would have let it hold 32).
+      expect(deferredByMerchantCap).toBeGreaterThan(0);
       expect(fast.at('/hook')[0].transactionId?.toLowerCase()).toBe(String(sold.json.transactionId).toLowerCase());
     } finally {
       clearInterval(sampler);

@@ -40,6 +40,20 @@ describe('notifier config: LISTENER_DISABLE_AFTER', () => {
   });
 });
 
+describe('notifier config: WEBHOOK_PER_MERCHANT', () => {
+  it('defaults to 16 and reads a whole number', () => {
+    expect(loadNotifierConfig(base).perMerchant).toBe(16);
+    expect(loadNotifierConfig({ ...base, WEBHOOK_PER_MERCHANT: '4' }).perMerchant).toBe(4);
+  });
+
+  it('refuses to start with a value that is not a whole number from 1 to 1000, naming the variable', () => {
+    for (const bad of ['0', '-1', '1.5', 'many', '1001'])
+      expect(() => loadNotifierConfig({ ...base, WEBHOOK_PER_MERCHANT: bad })).toThrow(
+        /WEBHOOK_PER_MERCHANT must be a whole number from 1 to 1000/,
+      );
+  });
+});
+
 describe('notifier config: connect and first-byte timeouts', () => {
   it('default to 5 s and 10 s within the 15 s attempt, and never beyond a shorter attempt limit', () => {
     expect(loadNotifierConfig(base)).toMatchObject({ timeoutMs: 15_000, firstByteTimeoutMs: 10_000, connectTimeoutMs: 5_000 });

@@ -20,6 +20,8 @@ export class NotifierConfig {
   /** Attempts in flight in this process, and at most this many to one destination (registrable domain or host, any port). */
   concurrency: number;
   perDestination: number;
+  /** Attempts of one merchant in flight at once, over every notifier replica (WEBHOOK_PER_MERCHANT). */
+  perMerchant: number;
   /** How long an attempt over the host's cap waits for a slot before the queue takes it. */
   slotWaitMs: number;
   /** How often, and how late, a delivery without a job is looked for (DeliverySweeper). */
@@ -59,6 +61,7 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
     allowNetworks: r.parse('WEBHOOK_ALLOW_NETWORKS', () => parseAllowList(r.optional('WEBHOOK_ALLOW_NETWORKS') ?? ''))!,
     concurrency: r.int('WEBHOOK_CONCURRENCY', 64, 1, 1000),
     perDestination: r.int('WEBHOOK_PER_DESTINATION', 16, 1, 1000),
+    perMerchant: r.int('WEBHOOK_PER_MERCHANT', 16, 1, 1000),
     slotWaitMs: r.int('WEBHOOK_SLOT_WAIT_MS', 250, 0, 10_000),
     sweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000),
     sweepGraceS: r.int('WEBHOOK_SWEEP_GRACE_S', 300, 1, 86_400),
