@@ -136,9 +136,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   /**
    * The first attempt of a delivery, made by the status change's handler. `claimed`: the
    * delivery was created already claimed for it (saves a round trip). When its destination stays
-   * busy or its merchant has all its slots, the claim is given back and the queue takes the delivery. A crash during it re-runs that
-   * handler (the event job comes back), which finds the delivery and tries again with the same
-   * webhook-id.
+   * busy or its merchant has all its slots, the claim is given back and the queue takes the
+   * delivery. A crash during it re-runs that handler (the event job comes back), which finds the
+   * delivery and tries again with the same webhook-id.
    */
   async deliverNow(delivery: DeliveryRow, claimed = false): Promise<void> {
     const slot = await this.slotsFor(delivery.url, delivery.merchant_id);
