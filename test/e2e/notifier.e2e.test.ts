@@ -9,6 +9,7 @@ import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { createMerchant, eventually, MerchantCredentials, post, runCli, Stack, startStack } from '../support/stack';
 import { CANARY_CODES, SANDBOX_CARDS } from '../fixtures/cards';
 import { Listener, Received } from '../support/listener';
+import { receiverOf } from '../support/money';
 
 jest.setTimeout(300_000);
 
@@ -108,7 +109,8 @@ describe('webhook delivery to urlReturn', () => {
         envFor: {
           notifier: {
             WEBHOOK_SCHEDULE_SCALE: '0.0001',
-            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32',
+            // 127.0.0.3: another destination than 127.0.0.1 (127.0.0.2 stays refused, for the guard's test).
+            WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32,127.0.0.3/32',
             WEBHOOK_TIMEOUT_MS: '3000',
             WEBHOOK_PER_DESTINATION: '16',
             WEBHOOK_SWEEP_INTERVAL_MS: '500',
@@ -416,8 +418,12 @@ describe('webhook delivery to urlReturn', () => {
     shop = { ...shop, webhookSecret: rotated.webhookSecret };
   });
 
-  it('one slow listener gets at most 16 attempts at once, spends no attempt waiting, and does not hold up another listener', async () => {
+  it("one slow listener gets at most 16 attempts at once, spends no attempt waiting, and does not hold up another merchant's", async () => {
     const slow = await new Listener().start();
+    // Another merchant's listener on another host: a port of the same host shares the slow one's
+    // destination cap, and a listener of the same merchant its merchant cap (both 16).
+    const beside = await new Listener('127.0.0.3').start();
+    const neighbour = await createMerchant('webhook shop beside');
     try {
       slow.on('/busy', () => ({ status: 200, delayMs: 1_000 }));
       const slowIds: string[] = [];
@@ -426,8 +432,11 @@ describe('webhook delivery to urlReturn', () => {
         slowIds.push(...res.map((x) => x.json.transactionId));
       }
       // 80 deliveries at 16 × 1 s take 5 s; another merchant's listener is served meanwhile.
-      const fast = await Promise.all(Array.from({ length: 10 }, () => receiver('sale', sale(listener.url('/beside-busy')))));
-      await eventually(() => expect(new Set(listener.at('/beside-busy').map((r) => r.transactionId)).size).toBe(fast.length), {
+      const fast = await Promise.all(
+        Array.from({ length: 10 }, () => receiverOf(stack.baseUrl, neighbour)('sale', sale(beside.url('/beside-busy')))),
+      );
+      expect(fast.map((r) => r.json.status)).toEqual(Array(10).fill('8'));
+      await eventually(() => expect(new Set(beside.at('/beside-busy').map((r) => r.transactionId)).size).toBe(fast.length), {
         intervalMs: 20,
         timeoutMs: 3_000,
       });
@@ -447,6 +456,7 @@ describe('webhook delivery to urlReturn', () => {
       expect(slow.maxOpen).toBeGreaterThan(1);
     } finally {
       await slow.stop();
+      await beside.stop();
     }
   });
 

@@ -39,3 +39,44 @@ describe('notifier config: LISTENER_DISABLE_AFTER', () => {
       expect(() => loadNotifierConfig({ ...base, LISTENER_DISABLE_AFTER: bad })).toThrow(/LISTENER_DISABLE_AFTER must be a duration/);
   });
 });
+
+describe('notifier config: WEBHOOK_PER_MERCHANT', () => {
+  it('defaults to 16 and reads a whole number', () => {
+    expect(loadNotifierConfig(base).perMerchant).toBe(16);
+    expect(loadNotifierConfig({ ...base, WEBHOOK_PER_MERCHANT: '4' }).perMerchant).toBe(4);
+  });
+
+  it('refuses to start with a value that is not a whole number from 1 to 1000, naming the variable', () => {
+    for (const bad of ['0', '-1', '1.5', 'many', '1001'])
+      expect(() => loadNotifierConfig({ ...base, WEBHOOK_PER_MERCHANT: bad })).toThrow(
+        /WEBHOOK_PER_MERCHANT must be a whole number from 1 to 1000/,
+      );
+  });
+});
+
+describe('notifier config: connect and first-byte timeouts', () => {
+  it('default to 5 s and 10 s within the 15 s attempt, and never beyond a shorter attempt limit', () => {
+    expect(loadNotifierConfig(base)).toMatchObject({ timeoutMs: 15_000, firstByteTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
+    expect(loadNotifierConfig({ ...base, WEBHOOK_TIMEOUT_MS: '3000' })).toMatchObject({
+      timeoutMs: 3_000,
+      firstByteTimeoutMs: 3_000,
+      connectTimeoutMs: 3_000,
+    });
+    expect(loadNotifierConfig({ ...base, WEBHOOK_CONNECT_TIMEOUT_MS: '2000', WEBHOOK_FIRST_BYTE_TIMEOUT_MS: '4000' })).toMatchObject({
+      firstByteTimeoutMs: 4_000,
+      connectTimeoutMs: 2_000,
+    });
+  });
+
+  it('refuses a connect limit beyond the first-byte one, or a first-byte limit beyond the attempt', () => {
+    expect(() => loadNotifierConfig({ ...base, WEBHOOK_FIRST_BYTE_TIMEOUT_MS: '20000' })).toThrow(
+      /WEBHOOK_FIRST_BYTE_TIMEOUT_MS \(20000\) must not exceed WEBHOOK_TIMEOUT_MS \(15000\)/,
+    );
+    expect(() => loadNotifierConfig({ ...base, WEBHOOK_CONNECT_TIMEOUT_MS: '12000' })).toThrow(
+      /WEBHOOK_CONNECT_TIMEOUT_MS \(12000\) must not exceed WEBHOOK_FIRST_BYTE_TIMEOUT_MS \(10000\)/,
+    );
+    expect(() => loadNotifierConfig({ ...base, WEBHOOK_CONNECT_TIMEOUT_MS: '50' })).toThrow(
+      /WEBHOOK_CONNECT_TIMEOUT_MS must be a whole number/,
+    );
+  });
+});

@@ -10,13 +10,18 @@ export class NotifierConfig {
   dbPoolSize: number;
   /** Per-attempt limit for the listener's answer. */
   timeoutMs: number;
+  /** Limits within it: the connection (DNS and TCP), and the answer's status line and headers, from the attempt's start. */
+  connectTimeoutMs: number;
+  firstByteTimeoutMs: number;
   /** Multiplies every step of the retry schedule (1 in production; tests compress it). */
   scheduleScale: number;
   /** Networks a webhook may reach although private/loopback/link-local (development, tests). */
   allowNetworks: BlockList;
-  /** Attempts in flight in this process, and at most this many to one host. */
+  /** Attempts in flight in this process, and at most this many to one destination (registrable domain or host, any port). */
   concurrency: number;
   perDestination: number;
+  /** Attempts of one merchant in flight at once, over every notifier replica (WEBHOOK_PER_MERCHANT). */
+  perMerchant: number;
   /** How long an attempt over the host's cap waits for a slot before the queue takes it. */
   slotWaitMs: number;
   /** How often, and how late, a delivery without a job is looked for (DeliverySweeper). */
@@ -37,15 +42,26 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
   if (!/^\d+(\.\d+)?$/.test(scale) || Number(scale) <= 0 || Number(scale) > 1)
     r.problem(`WEBHOOK_SCHEDULE_SCALE must be a number in (0, 1] (got "${scale}")`);
   const base = readBaseConfig(r);
+  const timeoutMs = r.int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000);
+  // Unset, each defaults to its usual value but never beyond the limit that contains it.
+  const firstByteTimeoutMs = r.int('WEBHOOK_FIRST_BYTE_TIMEOUT_MS', Math.min(10_000, timeoutMs), 100, 120_000);
+  const connectTimeoutMs = r.int('WEBHOOK_CONNECT_TIMEOUT_MS', Math.min(5_000, firstByteTimeoutMs), 100, 120_000);
+  if (firstByteTimeoutMs > timeoutMs)
+    r.problem(`WEBHOOK_FIRST_BYTE_TIMEOUT_MS (${firstByteTimeoutMs}) must not exceed WEBHOOK_TIMEOUT_MS (${timeoutMs})`);
+  if (connectTimeoutMs > firstByteTimeoutMs)
+    r.problem(`WEBHOOK_CONNECT_TIMEOUT_MS (${connectTimeoutMs}) must not exceed WEBHOOK_FIRST_BYTE_TIMEOUT_MS (${firstByteTimeoutMs})`);
   const cfg: NotifierConfig = {
     base,
     healthPort: r.int('HEALTH_PORT', 3003, 0, 65535),
     dbPoolSize: r.int('DB_POOL_SIZE', 20, 1, 200),
-    timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+    timeoutMs,
+    connectTimeoutMs,
+    firstByteTimeoutMs,
     scheduleScale: Number(scale) || 1,
     allowNetworks: r.parse('WEBHOOK_ALLOW_NETWORKS', () => parseAllowList(r.optional('WEBHOOK_ALLOW_NETWORKS') ?? ''))!,
     concurrency: r.int('WEBHOOK_CONCURRENCY', 64, 1, 1000),
     perDestination: r.int('WEBHOOK_PER_DESTINATION', 16, 1, 1000),
+    perMerchant: r.int('WEBHOOK_PER_MERCHANT', 16, 1, 1000),
     slotWaitMs: r.int('WEBHOOK_SLOT_WAIT_MS', 250, 0, 10_000),
     sweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000),
     sweepGraceS: r.int('WEBHOOK_SWEEP_GRACE_S', 300, 1, 86_400),

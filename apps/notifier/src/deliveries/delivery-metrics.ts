@@ -11,6 +11,12 @@ export const deliveriesThrottled = new Counter({
   help: "Deliveries put back by their listener's throttle (not attempted, no attempt spent; they come back when a token is due)",
 });
 
+export const deliveriesDeferred = new Counter({
+  name: 'webhook_deliveries_deferred_total',
+  help: "Attempts put back to the queue because their destination's (cap=destination) or their merchant's (cap=merchant) slots were all taken (no attempt spent)",
+  labelNames: ['cap'],
+});
+
 export const attemptDuration = new Histogram({
   name: 'webhook_attempt_duration_seconds',
   help: 'Duration of one webhook attempt, by error class (none on a 2xx)',

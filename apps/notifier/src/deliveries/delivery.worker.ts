@@ -13,8 +13,10 @@ import { MAX_ATTEMPTS, retryDelayMs } from '@app/webhooks';
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, WEBHOOK_BACKOFF } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
 import { REDIS } from '../redis.token';
-import { attemptDuration, deliveriesThrottled, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
+import { attemptDuration, deliveriesDeferred, deliveriesThrottled, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
+import { destinationKey } from './destination';
 import { HostSlots, Release } from './host-slots';
+import { MerchantSlots } from './merchant-slots';
 import { ListenerHealthRecorder } from './listener-health.recorder';
 import { ListenerBuckets, ThrottleSettings } from './webhook-throttle';
 import { SendResult, WebhookSender } from './webhook-sender';
@@ -22,6 +24,9 @@ import { type RedisConnection, safeErrorText } from '@app/platform';
 
 /** How long a delivery whose throttle could not be read waits before it tries again (no attempt spent). */
 const THROTTLE_UNREADABLE_RETRY_MS = 5_000;
+
+/** A merchant's slot outlives the longest attempt by this much before it runs out by itself (a replica died holding it). */
+const MERCHANT_LEASE_SLACK_MS = 10_000;
 
 /** A failed attempt that should be retried after `delayMs` (the schedule, or the listener's Retry-After). */
 class RetryLater extends Error {
@@ -47,10 +52,13 @@ type Outcome =
  * second job on the happy path); a failed one, or one over the host's cap, becomes a job of the
  * delivery queue, which BullMQ re-runs on the DESIGN.md 4 schedule (a custom backoff strategy)
  * until an attempt succeeds, the listener answers 410, or the schedule is exhausted. Every
- * attempt is recorded in Postgres. At most `perDestination` attempts run against one host at a
- * time (HostSlots): an attempt over that cap waits a moment for a slot, and past that goes to
- * the queue (a job steps back without spending an attempt), so one slow listener never holds
- * every slot.
+ * attempt is recorded in Postgres. At most `perDestination` attempts run against one destination
+ * at a time (HostSlots, keyed by registrable domain or host, never the port: destinationKey): an
+ * attempt over that cap waits a moment for a slot, and past that goes to the queue (a job steps
+ * back without spending an attempt), so one slow listener never holds every slot. And at most
+ * `perMerchant` attempts of one merchant run at a time over every replica (MerchantSlots, leases
+ * in Redis): an attempt over it goes to the queue at once, the same way, so one merchant whose
+ * listeners hang (on as many hosts as it likes) never holds back the other merchants' webhooks.
  *
  * A merchant's webhook throttle (deliveries per second to each listener) is checked once an
  * attempt is claimed, right before the request: a delivery over it is not attempted, its claim is
@@ -64,6 +72,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   private worker?: Worker<DeliveryJob>;
   private readonly sender: WebhookSender;
   private readonly slots: HostSlots;
+  private readonly merchantSlots: MerchantSlots;
   private readonly secrets = new Map<string, { value: WebhookSecrets; expiresAt: number }>();
   private readonly throttles: ThrottleSettings;
   private readonly buckets: ListenerBuckets;
@@ -77,8 +86,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     // The queue's own connection: while Redis is down, a throttle check waits for it as the queue does.
     @Inject(REDIS) redis: RedisConnection,
   ) {
-    this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs);
+    this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs, {
+      connectMs: config.connectTimeoutMs,
+      firstByteMs: config.firstByteTimeoutMs,
+    });
     this.slots = new HostSlots(config.perDestination, config.slotWaitMs);
+    this.merchantSlots = new MerchantSlots(redis, config.base.queuePrefix, config.perMerchant, config.timeoutMs + MERCHANT_LEASE_SLACK_MS);
     this.throttles = new ThrottleSettings((id) => this.merchants.webhookThrottleOf(id));
     this.buckets = new ListenerBuckets(redis, config.base.queuePrefix);
     measureOldestPendingWith(() => this.deliveries.oldestOpenAgeSeconds());
@@ -122,17 +135,16 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
 
   /**
    * The first attempt of a delivery, made by the status change's handler. `claimed`: the
-   * delivery was created already claimed for it (saves a round trip). When the host stays busy,
-   * the claim is given back and the queue takes the delivery. A crash during it re-runs that
-   * handler (the event job comes back), which finds the delivery and tries again with the same
-   * webhook-id.
+   * delivery was created already claimed for it (saves a round trip). When its destination stays
+   * busy or its merchant has all its slots, the claim is given back and the queue takes the
+   * delivery. A crash during it re-runs that handler (the event job comes back), which finds the
+   * delivery and tries again with the same webhook-id.
    */
   async deliverNow(delivery: DeliveryRow, claimed = false): Promise<void> {
-    const host = new URL(delivery.url).host;
-    const slot = await this.slots.acquire(host);
-    if (!slot) {
+    const slot = await this.slotsFor(delivery.url, delivery.merchant_id);
+    if (typeof slot === 'number') {
       if (claimed) await this.deliveries.unclaim(delivery.id, delivery.attempts);
-      await enqueueDelivery(this.queue, delivery, { delayMs: this.slots.deferMs(host) });
+      await enqueueDelivery(this.queue, delivery, { delayMs: slot });
       return;
     }
     const outcome = await this.attempt(claimed ? delivery : delivery.id, 1, slot, false);
@@ -142,12 +154,19 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
 
   private async runJob(job: Job<DeliveryJob>, token?: string): Promise<void> {
     const offset = job.data.offset ?? 0;
-    const host = job.data.host ?? '';
-    const slot = await this.slots.acquire(host);
-    if (!slot) {
-      // Over the host's cap: back to the queue without spending an attempt, due when the host
-      // should have room (HostSlots.deferMs), not in a tight loop through Redis.
-      await job.moveToDelayed(Date.now() + this.slots.deferMs(host), token);
+    let merchantId = job.data.merchantId;
+    if (!merchantId) {
+      // A job queued without its merchant (before the per-merchant cap, or by a path that does not
+      // know it): read once, then kept in the job for its later runs.
+      merchantId = (await this.deliveries.find(job.data.deliveryId))?.merchant_id;
+      if (!merchantId) return; // the delivery is gone
+      await job.updateData({ ...job.data, merchantId });
+    }
+    const slot = await this.slotsFor(job.data.host ?? '', merchantId);
+    if (typeof slot === 'number') {
+      // Over its destination's or its merchant's cap: back to the queue without spending an
+      // attempt, due when there should be room (deferMs), not in a tight loop through Redis.
+      await job.moveToDelayed(Date.now() + slot, token);
       throw new DelayedError();
     }
     const outcome = await this.attempt(job.data.deliveryId, offset + job.attemptsMade + 1, slot, job.data.throttled === true);
@@ -160,6 +179,38 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     }
     if (outcome.next === 'retry') throw new RetryLater(outcome.reason, outcome.delayMs);
     if (outcome.next === 'stop') throw new UnrecoverableError(outcome.reason);
+  }
+
+  /**
+   * The slots an attempt needs, its destination's (in this process) then its merchant's (over every
+   * replica), released together; or, when either stays taken, the milliseconds the attempt should
+   * wait in the queue. `host` is the listener's URL or host (its port does not count).
+   */
+  private async slotsFor(host: string, merchantId: string): Promise<Release | number> {
+    const destination = destinationKey(host);
+    const hostSlot = await this.slots.acquire(destination);
+    if (!hostSlot) {
+      deliveriesDeferred.inc({ cap: 'destination' });
+      return this.slots.deferMs(destination);
+    }
+    let merchantSlot: Release | undefined;
+    try {
+      merchantSlot = await this.merchantSlots.acquire(merchantId);
+    } catch (e) {
+      // The merchant's slots could not be counted: nothing is sent, the delivery tries again shortly.
+      hostSlot();
+      this.logger.warn(`merchant ${merchantId} slots: ${safeErrorText(e)}`);
+      return THROTTLE_UNREADABLE_RETRY_MS;
+    }
+    if (!merchantSlot) {
+      hostSlot();
+      deliveriesDeferred.inc({ cap: 'merchant' });
+      return this.merchantSlots.deferMs(merchantId);
+    }
+    return () => {
+      merchantSlot();
+      hostSlot();
+    };
   }
 
   /**

@@ -10,7 +10,10 @@ describe('WebhookSender', () => {
   const old = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
   let server: Server;
   let port: number;
-  let answer: (req: IncomingMessage, body: string) => { status: number; body?: string; headers?: Record<string, string>; delayMs?: number };
+  let answer: (
+    req: IncomingMessage,
+    body: string,
+  ) => { status: number; body?: string; headers?: Record<string, string>; delayMs?: number; bodyDelayMs?: number };
   const seen: { headers: IncomingMessage['headers']; body: string; url: string }[] = [];
   const sender = new WebhookSender(parseAllowList('127.0.0.1/32'), 500);
 
@@ -21,7 +24,12 @@ describe('WebhookSender', () => {
       req.on('end', () => {
         seen.push({ headers: req.headers, body, url: req.url ?? '' });
         const a = answer(req, body);
-        setTimeout(() => res.writeHead(a.status, a.headers).end(a.body ?? ''), a.delayMs ?? 0);
+        setTimeout(() => {
+          res.writeHead(a.status, a.headers);
+          if (!a.bodyDelayMs) return res.end(a.body ?? '');
+          res.flushHeaders();
+          setTimeout(() => res.end(a.body ?? ''), a.bodyDelayMs);
+        }, a.delayMs ?? 0);
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -69,6 +77,25 @@ describe('WebhookSender', () => {
   it('times out a listener slower than the limit', async () => {
     answer = () => ({ status: 200, delayMs: 1500 });
     expect(await sender.send('id-3', `http://127.0.0.1:${port}/`, '{}', { current: secret })).toMatchObject({ errorClass: 'timeout' });
+  });
+
+  it('gives up on a listener whose headers do not come within the first-byte limit, long before the attempt limit', async () => {
+    const phased = new WebhookSender(parseAllowList('127.0.0.1/32'), 5_000, { connectMs: 200, firstByteMs: 300 });
+    try {
+      answer = () => ({ status: 200, delayMs: 1_500 });
+      const r = await phased.send('id-9', `http://127.0.0.1:${port}/`, '{}', { current: secret });
+      expect(r).toMatchObject({ errorClass: 'timeout', responseBody: 'listener sent no answer within 300 ms' });
+      expect(r.durationMs).toBeLessThan(1_000);
+      // Headers in time, the body after the first-byte limit but within the attempt's: delivered.
+      answer = () => ({ status: 200, body: 'ok', bodyDelayMs: 600 });
+      expect(await phased.send('id-10', `http://127.0.0.1:${port}/`, '{}', { current: secret })).toMatchObject({
+        httpStatus: 200,
+        errorClass: undefined,
+        responseBody: 'ok',
+      });
+    } finally {
+      phased.close();
+    }
   });
 
   it('classifies a refused connection and an unknown name', async () => {

@@ -17,9 +17,19 @@ export interface SendResult {
   retryAfterMs?: number;
 }
 
+/** Limits within an attempt's: the connection (DNS and TCP), and the answer's headers, both from the attempt's start. */
+export interface PhaseTimeouts {
+  connectMs: number;
+  firstByteMs: number;
+}
+
 /**
  * One webhook attempt: POST the stored body with Standard Webhooks headers signed now. Redirects
- * are not followed (a 3xx is a failed attempt); the listener's answer is read up to 1 KiB.
+ * are not followed (a 3xx is a failed attempt); the listener's answer is read up to 1 KiB. An
+ * attempt is given up when the connection is not made within `connectMs` (class connect), the
+ * answer's status line and headers have not come within `firstByteMs` (timeout), or the whole
+ * answer within `timeoutMs` (timeout): a listener that accepts and then says nothing holds a
+ * slot for the first-byte limit, not the whole attempt's.
  */
 export class WebhookSender {
   private readonly lookup;
@@ -28,6 +38,7 @@ export class WebhookSender {
   constructor(
     private readonly allow: BlockList,
     private readonly timeoutMs: number,
+    private readonly phases: PhaseTimeouts = { connectMs: timeoutMs, firstByteMs: timeoutMs },
   ) {
     this.lookup = guardedLookup(allow);
     const opts = { keepAlive: true, maxSockets: 64, lookup: this.lookup } as http.AgentOptions;
@@ -70,9 +81,29 @@ export class WebhookSender {
           'webhook-signature': signature,
         },
       });
-      const deadline = setTimeout(() => req.destroy(Object.assign(new Error('listener timed out'), { code: 'ETIMEDOUT' })), this.timeoutMs);
-      req.on('timeout', () => req.destroy(Object.assign(new Error('listener timed out'), { code: 'ETIMEDOUT' })));
+      const timedOut = (what: string) => Object.assign(new Error(what), { code: 'ETIMEDOUT' });
+      const deadline = setTimeout(() => req.destroy(timedOut('listener timed out')), this.timeoutMs);
+      const firstByte = setTimeout(
+        () => req.destroy(timedOut(`listener sent no answer within ${this.phases.firstByteMs} ms`)),
+        this.phases.firstByteMs,
+      );
+      const clearTimers = () => {
+        clearTimeout(deadline);
+        clearTimeout(firstByte);
+      };
+      req.on('socket', (socket) => {
+        // A kept-alive socket is connected already; a new one must connect (lookup included) in time.
+        if (!socket.connecting) return;
+        const connect = setTimeout(
+          () => req.destroy(Object.assign(new Error(`no connection within ${this.phases.connectMs} ms`), { code: 'ECONNECTTIMEOUT' })),
+          this.phases.connectMs,
+        );
+        socket.once('connect', () => clearTimeout(connect));
+        socket.once('close', () => clearTimeout(connect));
+      });
+      req.on('timeout', () => req.destroy(timedOut('listener timed out')));
       req.on('response', (res) => {
+        clearTimeout(firstByte);
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
@@ -80,7 +111,7 @@ export class WebhookSender {
           size += c.length;
         });
         res.on('end', () => {
-          clearTimeout(deadline);
+          clearTimers();
           const status = res.statusCode ?? 0;
           done({
             httpStatus: status,
@@ -90,12 +121,12 @@ export class WebhookSender {
           });
         });
         res.on('error', (e) => {
-          clearTimeout(deadline);
+          clearTimers();
           done({ httpStatus: status(res), errorClass: classify(e), responseBody: e.message });
         });
       });
       req.on('error', (e) => {
-        clearTimeout(deadline);
+        clearTimers();
         done({ errorClass: classify(e), responseBody: e.message.slice(0, MAX_RESPONSE_BYTES) });
       });
       req.end(body);

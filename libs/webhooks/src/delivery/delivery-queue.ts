@@ -10,6 +10,8 @@ export interface DeliveryJob {
   deliveryId: string;
   /** The listener's host, so the per-destination cap is checked before any database read. */
   host?: string;
+  /** The delivery's merchant, so the per-merchant cap is too (absent on jobs queued before it was added). */
+  merchantId?: string;
   /** Attempts made before this job (the first one runs inline): its runs continue the schedule. */
   offset?: number;
   /** Put back by the listener's throttle: its turn has come when it runs (see the notifier's ListenerBuckets). */
@@ -23,11 +25,12 @@ export interface DeliveryJob {
  */
 export function enqueueDelivery(
   queue: Queue,
-  delivery: { id: string; url: string },
+  delivery: { id: string; url: string; merchant_id?: string },
   opts: { replay?: number; offset?: number; delayMs?: number; throttled?: boolean } = {},
 ): Promise<unknown> {
   const offset = opts.offset ?? 0;
   const job: DeliveryJob = { deliveryId: delivery.id, host: new URL(delivery.url).host, offset };
+  if (delivery.merchant_id) job.merchantId = delivery.merchant_id;
   if (opts.throttled) job.throttled = true;
   return queue.add(DELIVERY_QUEUE, job, {
     jobId: opts.replay ? `${delivery.id}-r${opts.replay}` : delivery.id,

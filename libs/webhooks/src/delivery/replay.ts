@@ -47,7 +47,7 @@ export async function releaseHeld(
     for (const d of page) {
       const replay = await deliveries.release(d.id);
       if (replay === undefined) continue; // released meanwhile by another enable
-      await enqueueDelivery(queue, d, { replay });
+      await enqueueDelivery(queue, { ...d, merchant_id: merchantId }, { replay });
       released++;
     }
     after = page[page.length - 1].id;
