@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { portalKeys, sealPortal } from '@app/webhooks';
 import type { Listener } from '../support/listener';
 import { failedDelivery as failedOf, pageSuite, SHOTS } from '../support/pages';
+import { redirectedBack } from '../support/console-browser';
 import { createMerchant, eventually, MerchantCredentials, runCli, runCliRaw, Stack } from '../support/stack';
 
 jest.setTimeout(300_000);
@@ -124,7 +125,7 @@ describe('the merchant portal in a browser', () => {
     expect(noCsrf.status()).toBe(403);
 
     up = true;
-    await Promise.all([page.waitForURL(/replay=queued$/), page.click('#replay')]);
+    await Promise.all([redirectedBack(page, `/portal/deliveries/${a.id}`), page.click('#replay')]);
     await eventually(() => expect(listener.at('/portal-a').length).toBeGreaterThanOrEqual(11), { timeoutMs: 30_000 });
     await eventually(
       async () => {

@@ -320,9 +320,11 @@ describe('webhook throttle: per listener, across notifier replicas', () => {
       expect(page.status).toBe(200);
       expect(page.text).toContain('off (no throttle)');
       const saved = await operator.postForm(`${path}/webhook-throttle`, { perSecond: '7' }, operator.csrfOf(page.text));
-      expect(saved).toMatchObject({ status: 303, location: `${path}?saved=1` });
+      expect(saved).toMatchObject({ status: 303, location: path });
       expect(await stored()).toBe(7);
-      expect((await operator.get(`${path}?saved=1`)).text).toContain('7 deliveries per second to each listener');
+      const after = (await operator.get(path)).text;
+      expect(after).toContain('7 deliveries per second to each listener');
+      expect(after).toContain('Saved.');
 
       for (const bad of ['0', '10001', 'ten', '']) {
         const res = await operator.postForm(

@@ -63,6 +63,12 @@ export class ConsoleBrowser {
 
 /** A picture of the whole page, in docs/console or the run's log folder (see SHOTS). */
 export const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+/**
+ * The page a form's POST redirected back to (at `path`), loaded: to wait for with the click, since
+ * the address may not change (a notice comes from the POST's flash, not from the address).
+ */
+export const redirectedBack = (page: Page, path: string) =>
+  page.waitForResponse((r) => r.request().redirectedFrom()?.method() === 'POST' && new URL(r.url()).pathname === path);
 /** The CSRF token of the page's first form. */
 export const csrfOf = (page: Page) => page.getAttribute('input[name=_csrf]', 'value');
 

@@ -6,9 +6,9 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
  *
  * Both keys are derived from PORTAL_LINK_KEY with HKDF-SHA256 under distinct labels, so the key is
  * never used raw, a link token is never accepted as a session cookie (or the other way round), and
- * neither shares a key with the console's session (CONSOLE_SESSION_KEY). The portal's CSRF cookie
- * is signed by @fastify/cookie, registered once for the whole server with CONSOLE_SESSION_KEY: it
- * holds only a CSRF secret, which no session check accepts. The signature only says
+ * neither shares a key with the console's session (CONSOLE_SESSION_KEY). The portal's CSRF tokens
+ * and flash notices are HMACs bound to the link id under a third key derived the same way, with a
+ * label of its own (apps/api/src/console/page-tokens.ts). The signature only says
  * the gateway issued the claims: the portal also checks the expiry and the link's row (issued, not
  * revoked) on every request.
  */

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandl
 import { AuditSubject, AuditTrail, OperatorRole, OperatorRow } from '@app/persistence';
 import { ApiConfig } from '../config/api.config';
 import { Frame, problemPage } from './layout';
+import type { PageTokens } from './page-tokens';
 
 /**
  * What the pages of a scope are given: the Fastify scope (its session check and security headers
@@ -13,8 +14,12 @@ export interface PageKit {
   scope: FastifyInstance;
   app: NestFastifyApplication;
   audit: AuditTrail;
-  /** The preHandler that checks a POST's CSRF token (after the session check). */
+  /** The preHandler that checks a POST's CSRF token is this session's (after the session check). */
   csrf: preHandlerHookHandler;
+  /** Leaves a notice for the page at `path`, which the POST then redirects to (a flash bound to the session). */
+  setFlash: PageTokens['setFlash'];
+  /** The notice a POST of this session left for this page, if any (read once). */
+  takeFlash: PageTokens['takeFlash'];
   frame: (req: FastifyRequest, reply: FastifyReply, title: string) => Frame;
   send: (reply: FastifyReply, status: number, body: string) => FastifyReply;
 }

@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import {
   AuditTrail,
   ConsoleSessionsRepository,
@@ -27,7 +28,8 @@ import { ConsoleKit, refusePage, subjectOf } from './console-kit';
 import { registerDeliveryRoutes } from './deliveries.routes';
 import { registerRecoverRoutes } from './recover.routes';
 import { Frame, problemPage } from './layout';
-import { pageCsrf, sendPage, setUpPageScope } from './page-scope';
+import { sendPage, setUpPageScope } from './page-scope';
+import { csrfHolds, csrfRefused, mintCsrf, pageCookie, pageTokenKey, pageTokens } from './page-tokens';
 import { registerMerchantRoutes } from './merchants.routes';
 import { registerListenerRoutes } from './listeners.routes';
 import { registerRebillRoutes } from './rebills.routes';
@@ -35,15 +37,24 @@ import { signInPage } from './views';
 
 /** The operator a console request was authenticated as (set by the preHandler). */
 const signedIn = new WeakMap<FastifyRequest, OperatorRow>();
-/** The cookie holding the CSRF secret (signed, HttpOnly, Path=/console). */
-const CSRF_COOKIE = 'gw_csrf';
+/** The id of the session it was authenticated by: what its CSRF tokens and flash notices are bound to. */
+const sessionIds = new WeakMap<FastifyRequest, string>();
+/**
+ * The sign-in form's pre-session cookie (a random value its CSRF token is bound to; no session
+ * exists yet): `__Host-gw_csrf` (Path=/) when Secure, `gw_csrf` (Path=/console) over plain http.
+ * Accepted by the sign-in POST only, and removed once signed in.
+ */
+const PRE_SESSION_COOKIE = 'gw_csrf';
+/** The flash notice's cookie (page-tokens.ts): `__Host-gw_flash` when Secure. */
+const FLASH_COOKIE = 'gw_flash';
 
 /**
  * The failed-callback console under /console: server-rendered pages (every value HTML-escaped, see
  * html.ts), assets served by the api itself, a session cookie made by the sign-in form (see
- * operator-session.ts: a server-side session, ended at sign-out), CSRF tokens on every POST
- * (@fastify/csrf-protection, its secret in a signed HttpOnly SameSite=Strict cookie, issued anew at
- * each sign-in and removed at sign-out), and a Content-Security-Policy on every answer.
+ * operator-session.ts: a server-side session, ended at sign-out), CSRF tokens on every POST bound
+ * to that session (page-tokens.ts: an HMAC of the session id; the sign-in form's bound to a
+ * pre-session cookie instead, and accepted there only), notices from a flash bound to the session,
+ * and a Content-Security-Policy on every answer.
  *
  * Reading needs the viewer role; replaying the operator role, checked by the server (a viewer's
  * POST is refused with 403 and recorded as refused in the audit trail). A replay is audited like
@@ -56,25 +67,54 @@ export async function setUpConsole(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   const config = app.get(ApiConfig);
   await fastify.register(fastifyCookie, { secret: config.consoleSessionKey, hook: 'onRequest' });
-  await fastify.register((scope) => registerConsole(scope, app, config), { prefix: '/console' });
+  await fastify.register(
+    (scope, _opts, done) => {
+      registerConsole(scope, app, config);
+      done();
+    },
+    { prefix: '/console' },
+  );
 }
 
-async function registerConsole(scope: FastifyInstance, app: NestFastifyApplication, config: ApiConfig): Promise<void> {
+function registerConsole(scope: FastifyInstance, app: NestFastifyApplication, config: ApiConfig): void {
   const operators = app.get(OperatorsRepository);
   const sessions = app.get(ConsoleSessionsRepository);
   const audit = app.get(AuditTrail);
   const assets = loadConsoleAssets();
   const production = config.base.nodeEnv === 'production';
   const reader: SessionReader = { fastify: scope, sessions, production };
-  const csrfCookie = { path: '/console', sameSite: 'strict' as const, httpOnly: true, signed: true, secure: production };
+  const key = pageTokenKey(config.consoleSessionKey, 'gateway console page tokens v1');
+  const tokens = pageTokens({
+    key,
+    scopePath: '/console',
+    flashCookie: FLASH_COOKIE,
+    secure: (req) => secureSession(req, production),
+    bindingOf: (req) => sessionIds.get(req),
+  });
+  /** Every POST route's token check but the sign-in's (after the session check of the preHandler hook below). */
+  const csrf = tokens.csrf;
 
-  /** Every POST route's token check (after the session check of the preHandler hook below). */
-  const csrf = await pageCsrf(scope, CSRF_COOKIE, production);
+  const preSessionCookie = (req: FastifyRequest) => pageCookie(PRE_SESSION_COOKIE, '/console', secureSession(req, production));
+  /** The sign-in form's token, bound to this browser's pre-session cookie (set here when it has none). */
+  const signInToken = (req: FastifyRequest, reply: FastifyReply): string => {
+    const c = preSessionCookie(req);
+    let value = req.cookies[c.name];
+    if (!value || !/^[A-Za-z0-9_-]{22}$/.test(value)) {
+      value = randomBytes(16).toString('base64url');
+      void reply.setCookie(c.name, value, c.options);
+    }
+    return mintCsrf(key, 'pre-session', value);
+  };
+  /** The sign-in POST's check: a token of the sign-in form, for this browser's pre-session cookie (login CSRF). */
+  const signInCsrf: preHandlerHookHandler = (req, _reply, done) => {
+    const given = (req.body as Record<string, unknown> | undefined)?._csrf;
+    done(csrfHolds(key, 'pre-session', req.cookies[preSessionCookie(req).name], given) ? undefined : csrfRefused());
+  };
 
-  const frame = (req: FastifyRequest, reply: FastifyReply, title: string): Frame => ({
+  const frame = (req: FastifyRequest, _reply: FastifyReply, title: string): Frame => ({
     title,
     operator: signedIn.get(req),
-    csrf: reply.generateCsrf(),
+    csrf: tokens.csrfToken(req),
   });
   const send = sendPage;
   setUpPageScope(scope, assets, frame);
@@ -83,17 +123,15 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
   scope.addHook('preHandler', async (req, reply) => {
     const route = req.routeOptions?.url ?? '';
     if (route.startsWith('/console/assets/') || route === '/console/sign-in') return;
-    const operator = (await sessionOf(reader, req))?.operator;
-    if (!operator) {
+    const session = await sessionOf(reader, req);
+    const operator = session?.operator;
+    if (!session || !operator) {
       clearSession(reply, req, production);
       if (req.method === 'GET' || req.method === 'HEAD') return reply.redirect('/console/sign-in', 303);
-      return send(
-        reply,
-        401,
-        problemPage({ title: 'Signed out', csrf: reply.generateCsrf() }, 401, 'Your session has ended: sign in again.'),
-      );
+      return send(reply, 401, problemPage({ title: 'Signed out', csrf: '' }, 401, 'Your session has ended: sign in again.'));
     }
     signedIn.set(req, operator);
+    sessionIds.set(req, session.id);
     await touchOperator(operators, operator.id);
   });
 
@@ -101,10 +139,10 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
 
   scope.get('/sign-in', async (req, reply) => {
     if (await sessionOf(reader, req)) return reply.redirect('/console/overview', 303);
-    return send(reply, 200, signInPage(reply.generateCsrf()));
+    return send(reply, 200, signInPage(signInToken(req, reply)));
   });
 
-  scope.post('/sign-in', { preHandler: csrf }, async (req, reply) => {
+  scope.post('/sign-in', { preHandler: signInCsrf }, async (req, reply) => {
     const given = (req.body as Record<string, unknown> | undefined)?.token;
     const token = typeof given === 'string' ? given.trim() : '';
     const operator = looksLikeOperatorToken(token) ? await operators.findByTokenHash(operatorTokenHash(token)) : undefined;
@@ -112,7 +150,7 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
       // As on /admin: an unknown token is anyone on the network and is not recorded in the trail;
       // a revoked operator's attempt is theirs to answer for.
       if (operator) await audit.refuse(subjectOf(req, operator, 'console:sign-in'), 'revoked operator token');
-      return send(reply, 401, signInPage(reply.generateCsrf(), 'That token is not an active operator token.'));
+      return send(reply, 401, signInPage(signInToken(req, reply), 'That token is not an active operator token.'));
     }
     // Attempted then ok (or failed, if the session could not be opened), as every recorded action.
     const previous = sessionIdOf(scope, req, production);
@@ -123,18 +161,18 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
     });
     const secure = secureSession(req, production);
     void reply.setCookie(sessionCookieName(secure), session, sessionCookieOptions(secure));
-    // A fresh CSRF secret for the new session: one planted or read before sign-in is worth nothing after it.
-    delete req.cookies[CSRF_COOKIE];
-    reply.generateCsrf();
+    // From here on the tokens are the session's (an HMAC of its id): the pre-session cookie and its
+    // tokens, planted or read before sign-in, are worth nothing after it.
+    const pre = preSessionCookie(req);
+    void reply.clearCookie(pre.name, pre.options);
     return reply.redirect('/console/overview', 303);
   });
 
-  // Ends the session on the server (a copied cookie is refused from now on) and removes both cookies.
+  // Ends the session on the server (a copied cookie is refused from now on, and so are its tokens) and removes the cookie.
   scope.post('/sign-out', { preHandler: csrf }, async (req, reply) => {
     const id = sessionIdOf(scope, req, production);
     if (id) await sessions.end(id);
     clearSession(reply, req, production);
-    void reply.clearCookie(CSRF_COOKIE, csrfCookie);
     return reply.redirect('/console/sign-in', 303);
   });
 
@@ -144,6 +182,8 @@ async function registerConsole(scope: FastifyInstance, app: NestFastifyApplicati
     config,
     audit,
     csrf,
+    setFlash: tokens.setFlash,
+    takeFlash: tokens.takeFlash,
     frame,
     send,
     operatorOf: (req) => {

@@ -128,7 +128,8 @@ export function registerDeliveryPages(kit: DeliveryPagesKit): void {
     }[];
     const ids = await merchants.publicIdsOf([d.merchant_id]);
     const { body, merchant_id, ...rest } = d;
-    const flag = (req.query as Record<string, unknown>).replay;
+    // What this session's replay did (a flash left by its POST), never the address.
+    const flag = kit.takeFlash(req, reply)?.kind;
     const notice =
       flag === 'queued'
         ? { ok: true, text: 'Replay queued: the state below changes once the listener has answered (reload to see it).' }
@@ -175,12 +176,14 @@ export function registerDeliveryPages(kit: DeliveryPagesKit): void {
     } catch (e) {
       if (!(e instanceof RefusedError)) throw e;
       if (e.message === 'not_found') return notFound(req, reply);
-      return reply.redirect(`${base}/deliveries/${id.toLowerCase()}?replay=refused`, 303);
+      kit.setFlash(req, reply, `${base}/deliveries/${id.toLowerCase()}`, { kind: 'refused' });
+      return reply.redirect(`${base}/deliveries/${id.toLowerCase()}`, 303);
     }
     // A replay to a disabled listener is held by its first claim, not attempted: the notice says so.
     const d = await deliveries.find(id);
     const held = d?.origin ? (await listeners.find(d.merchant_id, d.origin))?.state === 'disabled' : false;
-    return reply.redirect(`${base}/deliveries/${id.toLowerCase()}?replay=${held ? 'held' : 'queued'}`, 303);
+    kit.setFlash(req, reply, `${base}/deliveries/${id.toLowerCase()}`, { kind: held ? 'held' : 'queued' });
+    return reply.redirect(`${base}/deliveries/${id.toLowerCase()}`, 303);
   });
 }
 

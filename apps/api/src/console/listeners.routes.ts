@@ -72,9 +72,9 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
     const [ids, rates] = await Promise.all([merchants.publicIdsOf(shown.map((r) => r.merchant_id)), listeners.attemptRates(shown)]);
     const rateOf = new Map(rates.map((r) => [`${r.merchant_id} ${r.origin}`, r]));
     const last = shown[shown.length - 1];
-    // A Map, not an object: ?done=__proto__ must find nothing.
-    const done = typeof raw.done === 'string' ? NOTICES.get(raw.done) : undefined;
-    const released = Number(raw.released);
+    // What this session's last disable or enable did (a flash, never the address). A Map, not an object: no inherited keys.
+    const flash = kit.takeFlash(req, reply);
+    const done = flash && NOTICES.get(flash.kind);
     const view: ListenersView = {
       query,
       canAct,
@@ -87,7 +87,7 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
       }),
       next:
         rows.length > PAGE_SIZE && last ? cursors.seal([last.rank, last.consecutive_failures, last.merchant_id, last.origin]) : undefined,
-      notice: done?.(Number.isSafeInteger(released) && released >= 0 ? released : 0),
+      notice: done?.(flash?.count ?? 0),
     };
     return send(reply, 200, listenersPage(f, view));
   });
@@ -133,8 +133,8 @@ export function registerListenerRoutes(kit: ConsoleKit): void {
       if (!(e instanceof RefusedError)) throw e;
       done = e.message;
     }
-    const back = new URLSearchParams({ merchant, host: hostOfOrigin(origin), done });
-    if (done === 'enabled') back.set('released', String(released));
+    kit.setFlash(req, reply, '/console/listeners', { kind: done, count: done === 'enabled' ? released : undefined });
+    const back = new URLSearchParams({ merchant, host: hostOfOrigin(origin) });
     return reply.redirect(`/console/listeners?${back.toString()}`, 303);
   }
 }

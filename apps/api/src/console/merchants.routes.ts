@@ -29,7 +29,8 @@ export function registerMerchantRoutes(kit: ConsoleKit): void {
     const throttlePerS = id === undefined ? undefined : await merchants.webhookThrottleOf(id);
     if (throttlePerS === undefined) return notFound(req, reply);
     const f = frame(req, reply, `Merchant ${publicId}`);
-    const saved = (req.query as Record<string, unknown>).saved === '1';
+    // Only when this session's POST saved it (a flash), never from the address.
+    const saved = kit.takeFlash(req, reply)?.kind === 'saved';
     return send(reply, 200, merchantPage(f, { merchant: publicId, throttlePerS, canSet: roleAllows(f.operator!.role, 'operator'), saved }));
   });
 
@@ -65,6 +66,7 @@ export function registerMerchantRoutes(kit: ConsoleKit): void {
       if (!(e instanceof RefusedError)) throw e;
       return notFound(req, reply);
     }
-    return reply.redirect(`/console/merchants/${publicId}?saved=1`, 303);
+    kit.setFlash(req, reply, `/console/merchants/${publicId}`, { kind: 'saved' });
+    return reply.redirect(`/console/merchants/${publicId}`, 303);
   });
 }

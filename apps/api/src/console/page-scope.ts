@@ -1,6 +1,5 @@
-import fastifyCsrf from '@fastify/csrf-protection';
 import { Logger } from '@nestjs/common';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorClassOf } from '@app/persistence';
 import { ConsoleAsset } from './assets';
 import { Frame, problemPage } from './layout';
@@ -51,7 +50,7 @@ export function setUpPageScope(
     done();
   });
 
-  // A refused CSRF token (403 from @fastify/csrf-protection) or any other failure.
+  // A refused CSRF token (403, see page-tokens.ts) or any other failure.
   scope.setErrorHandler((error: FastifyError, req, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     const text =
@@ -73,18 +72,4 @@ export function setUpPageScope(
     if (!asset) return reply.code(404).send();
     return reply.header('content-type', asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
   });
-}
-
-/**
- * CSRF tokens for a scope's forms (@fastify/csrf-protection), the secret in a signed HttpOnly
- * SameSite=Strict cookie of the scope's own (`cookieKey`, path = the scope's prefix). Answers the
- * preHandler every POST route puts after the session check.
- */
-export async function pageCsrf(scope: FastifyInstance, cookieKey: string, production: boolean): Promise<preHandlerHookHandler> {
-  await scope.register(fastifyCsrf, {
-    sessionPlugin: '@fastify/cookie',
-    cookieKey,
-    cookieOpts: { path: scope.prefix, sameSite: 'strict', httpOnly: true, signed: true, secure: production },
-  });
-  return (req, reply, done) => scope.csrfProtection(req, reply, done);
 }

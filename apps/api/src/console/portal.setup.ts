@@ -7,9 +7,14 @@ import { loadConsoleAssets } from './assets';
 import { registerDeliveryPages } from './deliveries.routes';
 import { html } from './html';
 import { Frame, page, problemPage } from './layout';
-import { pageCsrf, sendPage, setUpPageScope } from './page-scope';
+import { sendPage, setUpPageScope } from './page-scope';
+import { pageCookie, pageTokenKey, pageTokens } from './page-tokens';
 
-/** The portal's session cookie (path /portal): the link's claims, sealed with the portal's session key. */
+/**
+ * The portal's session cookie: the link's claims, sealed with the portal's session key. Named
+ * `__Host-gw_portal` (Path=/) when Secure (production, or https), `gw_portal` (Path=/portal) over
+ * plain http; only the name of the request's mode is read.
+ */
 export const PORTAL_COOKIE = 'gw_portal';
 /** The one answer to a link or session that does not (or no longer) work, whatever the reason: no oracle. */
 const ENDED = 'This link has expired; ask for a new one.';
@@ -27,8 +32,8 @@ const sessions = new WeakMap<FastifyRequest, PortalSession>();
  * webhook deliveries, read and replay, for as long as its link works.
  *
  * /portal/enter?t=<token> checks the token (HMAC, expiry) and the link's row (issued, not revoked,
- * same merchant and expiry), then sets the session cookie (HttpOnly, SameSite=Strict, path
- * /portal, as long as the link has left) and answers a small page that moves on to
+ * same merchant and expiry), then sets the session cookie (HttpOnly, SameSite=Strict, see
+ * PORTAL_COOKIE for its name and path, as long as the link has left) and answers a small page that moves on to
  * /portal/deliveries by a meta refresh: a 303 would not do, since the browser does not send a
  * SameSite=Strict cookie on a redirect that follows a click from another site (a mail), while the
  * refresh is this site's own navigation. The token then leaves the address bar, and no page here
@@ -38,27 +43,42 @@ const sessions = new WeakMap<FastifyRequest, PortalSession>();
  * The pages are the console's delivery pages (deliveries.routes.ts) limited in SQL to the link's
  * merchant: no merchant filter, another merchant's delivery answers 404 as a missing one, no
  * console header. A replay is audited as the console's, with `portal:<link id>` as its actor.
- * Its own CSRF cookie (gw_portal_csrf, path /portal); @fastify/cookie is registered by setUpConsole.
+ * CSRF tokens and flash notices are bound to the link (page-tokens.ts: an HMAC of its id under a key
+ * derived from PORTAL_LINK_KEY), so another link's token is refused; @fastify/cookie is registered
+ * by setUpConsole.
  */
 export async function setUpPortal(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   const config = app.get(ApiConfig);
-  await fastify.register((scope) => registerPortal(scope, app, config), { prefix: '/portal' });
+  await fastify.register(
+    (scope, _opts, done) => {
+      registerPortal(scope, app, config);
+      done();
+    },
+    { prefix: '/portal' },
+  );
 }
 
-async function registerPortal(scope: FastifyInstance, app: NestFastifyApplication, config: ApiConfig): Promise<void> {
+function registerPortal(scope: FastifyInstance, app: NestFastifyApplication, config: ApiConfig): void {
   const links = app.get(PortalLinksRepository);
   const merchants = app.get(MerchantsRepository);
   const audit = app.get(AuditTrail);
   const keys = portalKeys(config.portalLinkKey);
   const production = config.base.nodeEnv === 'production';
 
-  /** Every POST route's token check (after the session check of the preHandler hook below). */
-  const csrf = await pageCsrf(scope, 'gw_portal_csrf', production);
+  const secure = (req: FastifyRequest) => production || req.protocol === 'https';
+  const sessionCookie = (req: FastifyRequest) => pageCookie(PORTAL_COOKIE, '/portal', secure(req));
+  const tokens = pageTokens({
+    key: pageTokenKey(config.portalLinkKey, 'gateway portal page tokens v1'),
+    scopePath: '/portal',
+    flashCookie: 'gw_portal_flash',
+    secure,
+    bindingOf: (req) => sessions.get(req)?.link.id,
+  });
 
-  const frame = (req: FastifyRequest, reply: FastifyReply, title: string): Frame => {
+  const frame = (req: FastifyRequest, _reply: FastifyReply, title: string): Frame => {
     const s = sessions.get(req);
-    return { title, base: '/portal', csrf: reply.generateCsrf(), portal: s && { merchant: s.merchant, expiresAt: s.link.expires_at } };
+    return { title, base: '/portal', csrf: tokens.csrfToken(req), portal: s && { merchant: s.merchant, expiresAt: s.link.expires_at } };
   };
   setUpPageScope(scope, loadConsoleAssets(), frame);
 
@@ -68,7 +88,8 @@ async function registerPortal(scope: FastifyInstance, app: NestFastifyApplicatio
     return s;
   };
   const ended = (req: FastifyRequest, reply: FastifyReply) => {
-    if (req.cookies[PORTAL_COOKIE] !== undefined) void reply.clearCookie(PORTAL_COOKIE, { path: '/portal' });
+    const c = sessionCookie(req);
+    if (req.cookies[c.name] !== undefined) void reply.clearCookie(c.name, c.options);
     return sendPage(reply, 401, problemPage({ title: 'Link expired', base: '/portal', csrf: '' }, 401, ENDED));
   };
   /** The link sealed claims name, when it was issued with those claims, is not revoked and has not expired. */
@@ -95,7 +116,7 @@ async function registerPortal(scope: FastifyInstance, app: NestFastifyApplicatio
   scope.addHook('preHandler', async (req, reply) => {
     const route = req.routeOptions?.url ?? '';
     if (route.startsWith('/portal/assets/') || route === '/portal/enter') return;
-    const raw = req.cookies[PORTAL_COOKIE];
+    const raw = req.cookies[sessionCookie(req).name];
     const active = raw ? await activeLink(openPortal(keys, 'session', raw)) : undefined;
     if (!active) return ended(req, reply);
     sessions.set(req, active);
@@ -108,11 +129,9 @@ async function registerPortal(scope: FastifyInstance, app: NestFastifyApplicatio
     if (!active || typeof claims !== 'object') return ended(req, reply);
     sessions.set(req, active);
     await audit.run(subjectOf(req, 'portal:enter', active.merchant), () => Promise.resolve());
-    void reply.setCookie(PORTAL_COOKIE, sealPortal(keys, 'session', claims), {
-      path: '/portal',
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: production || req.protocol === 'https',
+    const c = sessionCookie(req);
+    void reply.setCookie(c.name, sealPortal(keys, 'session', claims), {
+      ...c.options,
       maxAge: Math.ceil((active.link.expires_at.getTime() - Date.now()) / 1000),
     });
     return sendPage(
@@ -132,7 +151,9 @@ async function registerPortal(scope: FastifyInstance, app: NestFastifyApplicatio
     scope,
     app,
     audit,
-    csrf,
+    csrf: tokens.csrf,
+    setFlash: tokens.setFlash,
+    takeFlash: tokens.takeFlash,
     frame,
     send: sendPage,
     base: '/portal',
