@@ -66,6 +66,7 @@ describe('retention (real Postgres)', () => {
   it('gives each table one owner app, and each app its own tables only', () => {
     expect(PRUNED_TABLES.map((t) => `${t}:${RETENTION_OWNERS[t]}`).sort()).toEqual(
       [
+        'audit_events:api',
         'console_sessions:api',
         'deliveries:notifier',
         'delivery_attempts:notifier',
@@ -359,6 +360,7 @@ describe('retention (real Postgres)', () => {
       'RETENTION_DELIVERIES must be at least RETENTION_DELIVERY_ATTEMPTS (a delivery outlives its attempts)',
     ]);
     expect(problems({ RETENTION_OUTBOX: 'soon' })[0]).toMatch(/^RETENTION_OUTBOX must be a duration/);
+    expect(problems({ RETENTION_AUDIT: '29d' })[0]).toMatch(/^RETENTION_AUDIT must be a duration .* from 2592000s/);
     expect(problems({ RETENTION_BATCH: '0' })[0]).toMatch(/^RETENTION_BATCH must be a whole number from 1 to 50000/);
   });
 });

@@ -4,6 +4,7 @@ import {
   Columns,
   databaseIdentity,
   dataSourceOptions,
+  FUNCTION_GRANTS,
   GATEWAY_ROLES,
   GATEWAY_SCHEMAS,
   GatewayRole,
@@ -155,6 +156,29 @@ describe('database roles (real Postgres)', () => {
       await db.end();
     }
     expect(outcomes.filter((o) => o.got !== o.expected)).toEqual([]);
+  });
+
+  it('lets only the roles of FUNCTION_GRANTS execute each function that runs as the owner (SECURITY DEFINER), and names every one', async () => {
+    const { rows } = await owner.query<{ fn: string; role: string | null }>(
+      `SELECT p.oid::regprocedure::text AS fn, r.rolname AS role
+       FROM pg_proc p LEFT JOIN pg_roles r ON r.rolname = ANY($1) AND has_function_privilege(r.rolname, p.oid, 'EXECUTE')
+       WHERE p.prosecdef AND p.pronamespace = ANY(SELECT oid FROM pg_namespace WHERE nspname = ANY($2))`,
+      [GATEWAY_ROLES, GATEWAY_SCHEMAS],
+    );
+    const actual: Record<string, string[]> = {};
+    for (const r of rows) actual[r.fn] = [...(actual[r.fn] ?? []), ...(r.role ? [r.role] : [])].sort();
+    const expected: Record<string, string[]> = {};
+    for (const [signature, { roles }] of Object.entries(FUNCTION_GRANTS)) {
+      const { rows: fn } = await owner.query<{ fn: string }>('SELECT to_regprocedure($1)::text AS fn', [signature]);
+      expected[fn[0].fn] = [...roles].sort();
+    }
+    expect(actual).toEqual(expected);
+    // And not to anyone through PUBLIC.
+    const { rows: pub } = await owner.query<{ fn: string }>(
+      `SELECT p.oid::regprocedure::text AS fn FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+       WHERE p.prosecdef AND a.grantee = 0 AND a.privilege_type = 'EXECUTE'`,
+    );
+    expect(pub).toEqual([]);
   });
 
   it('keeps the vault to the tokenizer (and the rotation columns to the operator), and the webhook secrets from the api', async () => {

@@ -24,6 +24,7 @@ import { Retention1765700000000 } from './migrations/1765700000000-retention';
 import { TokenFacts1765800000000 } from './migrations/1765800000000-token-facts';
 import { Rebills1765900000000 } from './migrations/1765900000000-rebills';
 import { ViewerRole1766000000000 } from './migrations/1766000000000-viewer-role';
+import { AuditRetention1766100000000 } from './migrations/1766100000000-audit-retention';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -51,6 +52,7 @@ export const MIGRATIONS = [
   TokenFacts1765800000000,
   Rebills1765900000000,
   ViewerRole1766000000000,
+  AuditRetention1766100000000,
 ];
 
 /** How the gateway's connections to Postgres are made (DATABASE_URL, DB_POOL_SIZE, DATABASE_PREPARED_STATEMENTS). */

@@ -445,6 +445,23 @@ export const MIGRATED_TABLES: Readonly<Record<string, string>> = {
   rebill_cycles: 'Rebills1765900000000',
 };
 
+/**
+ * Who may EXECUTE each SECURITY DEFINER function (which runs as the tables' owner, so it is a
+ * privilege of its own, kept as narrow as a table grant), by its signature as to_regprocedure
+ * reads it, with the migration that creates it. applyRoleGrants takes EXECUTE away from PUBLIC and
+ * every role and grants it to these; the roles test checks every SECURITY DEFINER function of the
+ * schema against this map.
+ */
+export const FUNCTION_GRANTS: Readonly<Record<string, { migration: string; roles: readonly GatewayRole[] }>> = {
+  // Drops old delivery_attempts partitions and makes the coming days': the notifier's pass and retention:run.
+  'delivery_attempts_partitions(timestamptz, timestamptz, boolean)': {
+    migration: 'Retention1765700000000',
+    roles: ['gateway_notifier', 'gateway_operator'],
+  },
+  // Deletes audit events older than a cutoff (never younger than 30 days): the api's pass and retention:run.
+  'prune_audit_events(timestamptz, integer)': { migration: 'AuditRetention1766100000000', roles: ['gateway_api', 'gateway_operator'] },
+};
+
 /** The tables of `grants` that no migration creates (see MIGRATED_TABLES), as "role: table". */
 export function unknownGrantTables(grants: Readonly<Record<GatewayRole, RoleGrants>> = ROLE_GRANTS): string[] {
   return GATEWAY_ROLES.flatMap((role) =>
@@ -555,6 +572,7 @@ async function revokeAll(q: Queryable, db: string): Promise<void> {
   const schemas = GATEWAY_SCHEMAS.map(quoteIdent).join(', ');
   await q.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${schemas} FROM PUBLIC, ${roleList()}`);
   await q.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${schemas} FROM PUBLIC, ${roleList()}`);
+  await q.query(`REVOKE ALL ON ALL FUNCTIONS IN SCHEMA ${schemas} FROM ${roleList()}`);
   await q.query(`REVOKE ALL ON SCHEMA vault FROM PUBLIC, ${roleList()}`);
   await q.query(`REVOKE ALL ON SCHEMA public FROM ${roleList()}`);
   await q.query(`REVOKE ALL ON DATABASE ${quoteIdent(db)} FROM ${roleList()}`);
@@ -624,6 +642,12 @@ export async function applyRoleGrants(q: Queryable, roleGrants: Readonly<Record<
       if (nonEmpty(p.update)) await q.query(`GRANT UPDATE${columnList(p.update)} ON ${t} TO ${r}`);
       if (granted.delete) await q.query(`GRANT DELETE ON ${t} TO ${r}`);
     }
+  }
+  for (const [signature, { roles }] of Object.entries(FUNCTION_GRANTS)) {
+    const [fn] = await rowsOf<{ exists: boolean }>(q, 'SELECT to_regprocedure($1) IS NOT NULL AS exists', [signature]);
+    if (!fn.exists) continue; // a later migration creates it (and grants it)
+    await q.query(`REVOKE ALL ON FUNCTION ${signature} FROM PUBLIC, ${roleList()}`);
+    if (roles.length) await q.query(`GRANT EXECUTE ON FUNCTION ${signature} TO ${roles.map(quoteIdent).join(', ')}`);
   }
 }
 

@@ -252,6 +252,8 @@ export interface RetentionConfig {
   consoleSessionsMs: number;
   /** RETENTION_PORTAL_LINKS: portal links expired or revoked this long ago. */
   portalLinksMs: number;
+  /** RETENTION_AUDIT: audit events older than this (at least 30 days, what prune_audit_events() keeps whatever it is asked). */
+  auditMs: number;
   /** RETENTION_INTERVAL: how often each app runs its pass. */
   intervalMs: number;
   /** RETENTION_BATCH: rows deleted per short transaction. */
@@ -270,6 +272,7 @@ export function readRetentionConfig(r: EnvReader): RetentionConfig {
     deliveriesMs: age('RETENTION_DELIVERIES', '90d', DAY_MS, 90 * DAY_MS),
     consoleSessionsMs: age('RETENTION_CONSOLE_SESSIONS', '7d', UNIT_MS.h, 7 * DAY_MS),
     portalLinksMs: age('RETENTION_PORTAL_LINKS', '30d', UNIT_MS.h, 30 * DAY_MS),
+    auditMs: age('RETENTION_AUDIT', '365d', 30 * DAY_MS, 365 * DAY_MS),
     intervalMs:
       r.parse('RETENTION_INTERVAL', () => parseDurationMs('RETENTION_INTERVAL', r.str('RETENTION_INTERVAL', '10m'), 100, DAY_MS)) ??
       600_000,

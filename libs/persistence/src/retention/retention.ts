@@ -7,13 +7,21 @@ import type { RoleOwner } from '../roles';
 
 /** The tables a retention rule prunes (docs/OPERATIONS.md "Retention"). */
 export type PrunedTable =
-  'idempotency_keys' | 'console_sessions' | 'portal_links' | 'outbox' | 'sandbox_calls' | 'deliveries' | 'delivery_attempts';
+  | 'idempotency_keys'
+  | 'console_sessions'
+  | 'portal_links'
+  | 'audit_events'
+  | 'outbox'
+  | 'sandbox_calls'
+  | 'deliveries'
+  | 'delivery_attempts';
 
 /** Which app's pass runs each rule (under that app's role); the operator's retention:run runs any. */
 export const RETENTION_OWNERS: Readonly<Record<PrunedTable, RoleOwner>> = {
   idempotency_keys: 'api',
   console_sessions: 'api',
   portal_links: 'api',
+  audit_events: 'api',
   outbox: 'tokenizer',
   sandbox_calls: 'tokenizer',
   deliveries: 'notifier',
@@ -43,7 +51,21 @@ interface PartitionRule {
   age: (c: RetentionConfig) => number;
 }
 
-const RULES: Readonly<Record<PrunedTable, RowRule | PartitionRule>> = {
+/**
+ * audit_events: append-only for every role (a trigger refuses DELETE), pruned only through
+ * prune_audit_events($1 cutoff, $2 rows), a function of the owner's (migration 1766100000000) that
+ * deletes a batch of events older than the cutoff (never younger than 30 days) and answers how
+ * many, or -1 when another pass holds the table. `count` is what a dry run counts (the function's
+ * own condition: an attempt whose outcome is younger than the cutoff stays).
+ */
+interface FunctionRule {
+  kind: 'function';
+  age: (c: RetentionConfig) => number;
+  call: string;
+  count: string;
+}
+
+const RULES: Readonly<Record<PrunedTable, RowRule | PartitionRule | FunctionRule>> = {
   // The API answers a replayed Idempotency-Key for 24 h (the setting cannot go below that).
   idempotency_keys: {
     kind: 'rows',
@@ -65,6 +87,13 @@ const RULES: Readonly<Record<PrunedTable, RowRule | PartitionRule>> = {
     key: 'id',
     past: 'LEAST(revoked_at, expires_at) < $1',
     order: 'LEAST(revoked_at, expires_at)',
+  },
+  audit_events: {
+    kind: 'function',
+    age: (c) => c.auditMs,
+    call: 'SELECT prune_audit_events($1, $2) AS n',
+    count: `SELECT count(*) AS n FROM audit_events a
+      WHERE a.at < $1 AND NOT EXISTS (SELECT 1 FROM audit_events o WHERE o.attempt_id = a.id AND o.at >= $1)`,
   },
   // An event not yet published has no published_at: never past any age.
   outbox: { kind: 'rows', age: (c) => c.outboxMs, key: 'id', past: 'published_at < $1', order: 'published_at' },
@@ -204,12 +233,13 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
       return { table, rows: dropped, partitions, ...(skipped ? { skipped } : {}) };
     }
     if (dry) {
-      const [{ n }]: { n: string }[] = await this.db.query(`SELECT count(*) AS n FROM ${table} WHERE ${rule.past}`, [cutoff]);
+      const count = rule.kind === 'function' ? rule.count : `SELECT count(*) AS n FROM ${table} WHERE ${rule.past}`;
+      const [{ n }]: { n: string }[] = await this.db.query(count, [cutoff]);
       return { table, rows: Number(n) };
     }
     let rows = 0;
     for (;;) {
-      const batch = await this.deleteBatch(table, rule, cutoff);
+      const batch = rule.kind === 'function' ? await this.callBatch(rule, cutoff) : await this.deleteBatch(table, rule, cutoff);
       if (batch === undefined) return { table, rows, skipped: true };
       rows += batch;
       if (batch < this.config.batchRows || this.stopping) return { table, rows };
@@ -236,6 +266,12 @@ export class RetentionPruner implements OnApplicationBootstrap, OnApplicationShu
       );
       return n;
     });
+  }
+
+  /** One batch of a function rule (its own transaction, its own lock); undefined when another pruner holds the table. */
+  private async callBatch(rule: FunctionRule, cutoff: Date): Promise<number | undefined> {
+    const [{ n }]: { n: number }[] = await this.db.query(rule.call, [cutoff, this.config.batchRows]);
+    return n < 0 ? undefined : n;
   }
 
   /** Whether the table's lock is held by another session now (the partition function returned nothing). */
