@@ -11,13 +11,16 @@ export interface AuthenticatedMerchant {
   limits: MerchantRateLimits;
 }
 
+type Credentials = AuthenticatedMerchant & { keyHash: Buffer };
+
 interface CachedMerchant {
-  /** null: no such merchant (cached too, so a flood of bad ids stays cheap). */
-  found: (AuthenticatedMerchant & { keyHash: Buffer }) | null;
+  found: Credentials;
   expiresAt: number;
 }
 
 const NO_HASH = Buffer.alloc(32);
+/** Entries each cache holds at most. */
+const MAX_CACHED = 10_000;
 
 /**
  * Authenticates `verification` on every /v1 request. `verification.merchantId` is the merchant's
@@ -26,11 +29,17 @@ const NO_HASH = Buffer.alloc(32);
  * (with the merchant's rate limits, read and cached with its key: an override from
  * merchant:set-limits applies within MERCHANT_CACHE_MS).
  * Unknown merchant and wrong key answer the same 401 so a caller can't probe which merchant ids exist.
+ *
+ * Ids that name no merchant are remembered in a cache of their own (MERCHANT_NEGATIVE_CACHE_MS,
+ * at most MAX_CACHED, the oldest going first), so a flood of made-up ids stays cheap and never
+ * evicts a real merchant from the credentials cache (issue 32): only real merchants enter that one.
  */
 @Injectable()
 export class MerchantAuthService {
   /** Keyed by the id as given (a UUID lower-cased): a merchant may be cached under both of its ids. */
   private readonly cache = new Map<string, CachedMerchant>();
+  /** Ids found to name no merchant, to when (ms) that answer holds; in insertion order, the oldest first. */
+  private readonly unknown = new Map<string, number>();
 
   constructor(
     private readonly merchants: MerchantsRepository,
@@ -69,15 +78,31 @@ export class MerchantAuthService {
     return { id: found.id, limits: found.limits };
   }
 
-  private async lookup(given: string): Promise<CachedMerchant['found']> {
+  private async lookup(given: string): Promise<Credentials | null> {
     const now = Date.now();
     const hit = this.cache.get(given);
     if (hit && hit.expiresAt > now) return hit.found;
+    const unknownUntil = this.unknown.get(given);
+    if (unknownUntil !== undefined && unknownUntil > now) return null;
     const found = (await this.merchants.credentialsOf(given)) ?? null;
-    if (this.config.merchantCacheMs > 0) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(given, { found, expiresAt: now + this.config.merchantCacheMs });
+    if (found) {
+      this.unknown.delete(given);
+      if (this.config.merchantCacheMs > 0) {
+        if (this.cache.size >= MAX_CACHED) dropExpired(this.cache, now);
+        // More live merchants than it holds: start again rather than grow without bound.
+        if (this.cache.size >= MAX_CACHED) this.cache.clear();
+        this.cache.set(given, { found, expiresAt: now + this.config.merchantCacheMs });
+      }
+    } else if (this.config.merchantNegativeCacheMs > 0) {
+      // Re-inserted at the end: the map's order is the order the entries expire in.
+      this.unknown.delete(given);
+      if (this.unknown.size >= MAX_CACHED) this.unknown.delete(this.unknown.keys().next().value as string);
+      this.unknown.set(given, now + this.config.merchantNegativeCacheMs);
     }
     return found;
   }
+}
+
+function dropExpired(cache: Map<string, CachedMerchant>, now: number): void {
+  for (const [key, entry] of cache) if (entry.expiresAt <= now) cache.delete(key);
 }

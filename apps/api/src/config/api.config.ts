@@ -16,6 +16,8 @@ export class ApiConfig {
   rebillRetryDays: number[];
   /** Merchant credential lookups are cached this long; a rotated key stops working within it. */
   merchantCacheMs: number;
+  /** Lookups of merchant ids that do not exist are remembered this long, apart from the real ones (issue 32). */
+  merchantNegativeCacheMs: number;
   dbPoolSize: number;
   /** The fee plan of merchants without their own row. */
   defaultFees: Record<MethodKind, FeeRate>;
@@ -58,6 +60,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     // A capture or cancel keeps part of it for its reply's trip back (ReceiverService), so not too short.
     replyTimeoutMs: r.int('REPLY_TIMEOUT_MS', 10_000, 1_000, 120_000),
     merchantCacheMs: r.int('MERCHANT_CACHE_MS', 5_000, 0, 600_000),
+    merchantNegativeCacheMs: r.int('MERCHANT_NEGATIVE_CACHE_MS', 1_000, 0, 60_000),
     saleSyncWaitMs: r.int('SALE_SYNC_WAIT_MS', 10_000, 0, 120_000),
     rebillRetryDays: retryDays(r.str('REBILL_RETRY_DAYS', '1,3,5'), (m) => r.problem(m)),
     dbPoolSize: r.int('DB_POOL_SIZE', 10, 1, 200),
