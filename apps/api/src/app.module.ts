@@ -33,6 +33,7 @@ import { ReceiverService } from './receiver/receiver.service';
 import { RebillService } from './receiver/rebill.service';
 import { SaleTermsService } from './split/sale-terms.service';
 import { RateLimitService } from './rate-limit/rate-limit.service';
+import { AuthLimits } from './rate-limit/auth-limits.service';
 
 @Module({})
 export class AppModule {
@@ -46,6 +47,7 @@ export class AppModule {
         MerchantsRepository,
         MerchantAuthService,
         RateLimitService,
+        AuthLimits,
         TokensService,
         TokenFactsRepository,
         ReceiverService,

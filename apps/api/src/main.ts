@@ -17,15 +17,17 @@ import { registerJsonBodyParser } from './http/json-body';
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 async function bootstrap(): Promise<void> {
+  const config = loadApiConfig();
   const adapter = new FastifyAdapter({
     bodyLimit: 64 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
     logger: false,
-    trustProxy: false,
+    // req.ip (what the limits on failed authentication count, and the audit trail's origin) is the
+    // socket's address, or X-Forwarded-For's only when the socket is a proxy of TRUSTED_PROXIES.
+    trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     // One id for Fastify, the logs and the jobs: the caller's x-request-id when it is plain.
     genReqId: (req: IncomingMessage) => requestIdOf(req),
   });
-  const config = loadApiConfig();
   // bodyParser: false, Nest's JSON parser is replaced by registerJsonBodyParser below (and its
   // form parser is not wanted: only JSON is accepted).
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, { bufferLogs: true, bodyParser: false });

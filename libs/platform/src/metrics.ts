@@ -32,3 +32,24 @@ export const replyWaits = new Gauge({
   help: "Requests waiting for a worker's reply, by pattern",
   labelNames: ['pattern'],
 });
+
+/** Failed authentications, by surface (v1, console, admin, portal): unknown callers are counted here, not one audit row each. */
+export const authFailures = new Counter({
+  name: 'auth_failures_total',
+  help: 'Failed authentications, by surface (v1, console, admin, portal)',
+  labelNames: ['surface'],
+});
+
+/** Client addresses blocked for too many failed authentications (one per address, surface and window). */
+export const authBlocked = new Counter({
+  name: 'auth_blocked_total',
+  help: 'Addresses blocked for too many failed authentications, by surface (once per address and window)',
+  labelNames: ['surface'],
+});
+
+/** Portal requests refused because their link spent its budget, by what (opens, replays). */
+export const portalLinkLimited = new Counter({
+  name: 'portal_link_limited_total',
+  help: 'Portal requests refused for a link over its budget, by what (opens, replays)',
+  labelNames: ['what'],
+});

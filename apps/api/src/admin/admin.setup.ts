@@ -15,12 +15,14 @@ import {
 } from '@app/persistence';
 import { unavailable, wireError } from '../errors/wire-error';
 import { ApiConfig } from '../config/api.config';
+import { AuthLimits } from '../rate-limit/auth-limits.service';
 import { sessionOf, SessionReader, touchOperator } from '../operator-session/operator-session';
 import { AdminQueues, CARD_BEARING_QUEUES, RETRYABLE_QUEUES } from './admin-queues';
 import { RedactingBullMQAdapter } from './redacting-adapter';
 
 const REDACTED = { redacted: 'card-bearing queue: job data is not shown' };
 const UNAUTHORIZED = { status: { code: '401', message: 'Unauthorized' } };
+const TOO_MANY = { status: { code: '429', message: 'Too Many Requests' } };
 const READS = new Set(['GET', 'HEAD']);
 /**
  * Every /admin answer (bull-board's pages are the ones it matters for): scripts from here only
@@ -49,7 +51,8 @@ const attempts = new WeakMap<FastifyRequest, { subject: AuditSubject; attemptId:
  * The operator surface: every /admin path wants `Authorization: Bearer <operator token>`, the
  * token of an operator (operator:create), looked up by its hash on every request, so a revoked
  * token is refused from the next request on. Unknown or revoked: a bare 401 that says nothing
- * else. Reading (GET) needs the viewer role; anything else (a replay, a dashboard retry) the
+ * else (past AUTH_FAILURE_LIMIT such answers to an address in a window: 429 with Retry-After for
+ * everything it sends until the window ends). Reading (GET) needs the viewer role; anything else (a replay, a dashboard retry) the
  * operator role, else 403 with the wire error body (code 011).
  *
  * Every non-GET request of a known operator is audited, refused or not (one with no known token
@@ -69,6 +72,7 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   const operators = app.get(OperatorsRepository);
   const audit = app.get(AuditTrail);
+  const failures = app.get(AuthLimits);
   const reader: SessionReader = {
     fastify,
     sessions: app.get(ConsoleSessionsRepository),
@@ -84,6 +88,9 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
       .header('x-frame-options', 'DENY');
+    // Past AUTH_FAILURE_LIMIT failed tokens from an address: 429 until the window ends, whatever it sends.
+    const blocked = failures.blocked('admin', req.ip);
+    if (blocked !== undefined) return reply.code(429).header('retry-after', String(blocked)).send(TOO_MANY);
     const subject = subjectOf(req);
     try {
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -105,6 +112,9 @@ export async function setUpAdmin(app: NestFastifyApplication): Promise<void> {
         // trail; those are in the request log (status 401) instead.
         if (audited && operator)
           await audit.refuse({ ...subject, operator: { id: operator.id, name: operator.name } }, 'revoked operator token');
+        // Counted per address (a flood of guesses is one audit row per window: AuthLimits).
+        const retryAfterS = await failures.failed('admin', req.ip);
+        if (retryAfterS !== undefined) return reply.code(429).header('retry-after', String(retryAfterS)).send(TOO_MANY);
         return reply.code(401).header('www-authenticate', 'Bearer').send(UNAUTHORIZED);
       }
       subject.operator = { id: operator.id, name: operator.name };

@@ -3,6 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { isMerchantPublicId, isUuid, MerchantRateLimits, MerchantsRepository } from '@app/persistence';
 import { ApiConfig } from '../config/api.config';
+import { AuthLimits, TooManyFailuresError } from '../rate-limit/auth-limits.service';
 import { Budget, RateLimitService } from '../rate-limit/rate-limit.service';
 
 /** Who is calling: the internal id (UUID) and the merchant's own rate limits (null: the defaults). */
@@ -45,15 +46,29 @@ export class MerchantAuthService {
     private readonly merchants: MerchantsRepository,
     private readonly config: ApiConfig,
     private readonly limits: RateLimitService,
+    private readonly failures?: AuthLimits,
   ) {}
 
   /**
    * What every /v1 request goes through before anything is recorded: authentication, then one
    * request of the merchant's `budget` (HTTP 429 when it is spent). Unauthenticated callers never
    * spend a merchant's budget. Returns the internal id.
+   *
+   * `address` is the client's (req.ip): past AUTH_FAILURE_LIMIT failures from it in a window, every
+   * request from it is refused with 429 until the window ends, the right key too (see AuthLimits).
    */
-  async admit(merchantId: string, merchantKey: string, budget: Budget): Promise<string> {
-    const merchant = await this.authenticate(merchantId, merchantKey);
+  async admit(merchantId: string, merchantKey: string, budget: Budget, address: string): Promise<string> {
+    this.failures?.check('v1', address);
+    let merchant: AuthenticatedMerchant;
+    try {
+      merchant = await this.authenticate(merchantId, merchantKey);
+    } catch (e) {
+      if (e instanceof DomainError && e.code === ErrorCodes.AuthenticationFailed && this.failures) {
+        const retryAfterS = await this.failures.failed('v1', address);
+        if (retryAfterS !== undefined) throw new TooManyFailuresError(retryAfterS);
+      }
+      throw e;
+    }
     // Usually answered from the replica's lease without a promise (see RateLimitService.admit).
     const fetching = this.limits.admit(merchant, budget);
     if (fetching) await fetching;

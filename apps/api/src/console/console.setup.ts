@@ -12,6 +12,7 @@ import {
   roleAllows,
 } from '@app/persistence';
 import { ApiConfig } from '../config/api.config';
+import { AuthLimits } from '../rate-limit/auth-limits.service';
 import {
   clearSession,
   secureSession,
@@ -80,6 +81,7 @@ function registerConsole(scope: FastifyInstance, app: NestFastifyApplication, co
   const operators = app.get(OperatorsRepository);
   const sessions = app.get(ConsoleSessionsRepository);
   const audit = app.get(AuditTrail);
+  const failures = app.get(AuthLimits);
   const assets = loadConsoleAssets();
   const production = config.base.nodeEnv === 'production';
   const reader: SessionReader = { fastify: scope, sessions, production };
@@ -142,7 +144,17 @@ function registerConsole(scope: FastifyInstance, app: NestFastifyApplication, co
     return send(reply, 200, signInPage(signInToken(req, reply)));
   });
 
+  /** Past AUTH_FAILURE_LIMIT failed sign-ins from an address: 429 until the window ends, whatever token it sends. */
+  const tooMany = (req: FastifyRequest, reply: FastifyReply, retryAfterS: number) =>
+    send(
+      reply.header('retry-after', String(retryAfterS)),
+      429,
+      signInPage(signInToken(req, reply), `Too many failed sign-ins from this address: try again in ${retryAfterS} s.`),
+    );
+
   scope.post('/sign-in', { preHandler: signInCsrf }, async (req, reply) => {
+    const blocked = failures.blocked('console', req.ip);
+    if (blocked !== undefined) return tooMany(req, reply, blocked);
     const given = (req.body as Record<string, unknown> | undefined)?.token;
     const token = typeof given === 'string' ? given.trim() : '';
     const operator = looksLikeOperatorToken(token) ? await operators.findByTokenHash(operatorTokenHash(token)) : undefined;
@@ -150,6 +162,8 @@ function registerConsole(scope: FastifyInstance, app: NestFastifyApplication, co
       // As on /admin: an unknown token is anyone on the network and is not recorded in the trail;
       // a revoked operator's attempt is theirs to answer for.
       if (operator) await audit.refuse(subjectOf(req, operator, 'console:sign-in'), 'revoked operator token');
+      const retryAfterS = await failures.failed('console', req.ip);
+      if (retryAfterS !== undefined) return tooMany(req, reply, retryAfterS);
       return send(reply, 401, signInPage(signInToken(req, reply), 'That token is not an active operator token.'));
     }
     // Attempted then ok (or failed, if the session could not be opened), as every recorded action.

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import { DomainError, DomainErrorPayload, ErrorCodes } from '@app/contracts';
 import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from '@app/messaging';
-import { RateLimitedError } from '../rate-limit/rate-limit.service';
+import { TooManyRequestsError } from '../rate-limit/rate-limit.service';
 import { unavailabilityOf } from '@app/platform';
 import { fromDomainError, internal, unavailable, wireError, WireError } from './wire-error';
 
@@ -25,7 +25,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       return;
     }
     const wire = this.toWire(exception);
-    if (exception instanceof RateLimitedError) reply.header('Retry-After', String(exception.retryAfterS));
+    if (exception instanceof TooManyRequestsError) reply.header('Retry-After', String(exception.retryAfterS));
     reply.status(wire.httpStatus).send(wire.body);
   }
 

@@ -14,24 +14,30 @@ const WHAT: Record<Budget, string> = {
   reads: 'report and token/retrieve',
 };
 
-/** Over a budget: HTTP 429 with code 429 and a Retry-After of `retryAfterS` (whole seconds, at least 1). */
-export class RateLimitedError extends DomainError {
+/** Any refusal for too many requests: HTTP 429 with code 429 and a Retry-After of `retryAfterS` (whole seconds, at least 1). */
+export class TooManyRequestsError extends DomainError {
   constructor(
-    readonly budget: Budget,
+    message: string,
     readonly retryAfterS: number,
   ) {
-    super(
-      'rate_limited',
-      ErrorCodes.RateLimited,
-      `Too many ${WHAT[budget]} requests for this merchant; nothing was done. Retry after ${retryAfterS} s.`,
-    );
+    super('rate_limited', ErrorCodes.RateLimited, message);
+  }
+}
+
+/** Over a merchant's budget (see TooManyRequestsError). */
+export class RateLimitedError extends TooManyRequestsError {
+  constructor(
+    readonly budget: Budget,
+    retryAfterS: number,
+  ) {
+    super(`Too many ${WHAT[budget]} requests for this merchant; nothing was done. Retry after ${retryAfterS} s.`, retryAfterS);
   }
 }
 
 /** Whole seconds, at least 1, from the limiter's milliseconds until its window ends. */
 export const retryAfterSeconds = (msBeforeNext: number): number => Math.max(1, Math.ceil(msBeforeNext / 1000));
 
-interface Limiter {
+export interface Limiter {
   consume(key: string, points: number): Promise<RateLimiterRes>;
 }
 
@@ -83,7 +89,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   ) {
     this.config = api.rateLimits;
     this.keyPrefix = `${api.base.queuePrefix}:rl`;
-    if (!this.config.enabled) return;
+    // The connection serves the merchant budgets and the counters of counter() (AuthLimits).
+    const { failures, portalReplays, portalOpens } = api.authLimits;
+    if (!this.config.enabled && !failures && !portalReplays && !portalOpens) return;
     // A connection of its own: no offline queue and a short command timeout, so a Redis that is
     // down or stalled sends requests to the in-process fallback at once instead of holding them;
     // auto-pipelining sends the concurrent requests' counter updates in one write.
@@ -120,7 +128,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    * the count is exact.
    */
   admit(merchant: { id: string; limits: MerchantRateLimits }, budget: Budget): Promise<void> | undefined {
-    if (!this.redis) return undefined;
+    if (!this.redis || !this.config.enabled) return undefined;
     const key = `${budget}:${merchant.id}`;
     // The common case, decided without a promise: a lease of this replica's still has requests.
     const lease = this.leases.get(key);
@@ -197,14 +205,25 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     return limiter;
   }
 
-  private store(keyPrefix: string, points: number, duration: number): RateLimiterRedis {
+  /**
+   * A fixed-window counter of `points` per `durationS` per key, shared by every replica through the
+   * limiter's Redis connection (keys `<QUEUE_PREFIX>:rl:<name>:…`), failing over to an in-process
+   * counter of the same size while Redis is down, as the merchant budgets do. Every consume reaches
+   * Redis (no in-memory block): the caller sees each refusal's count (`consumedPoints`).
+   * Undefined when nothing needs the connection (every limit off).
+   */
+  counter(name: string, points: number, durationS: number): Limiter | undefined {
+    return this.redis && this.store(`${this.keyPrefix}:${name}`, points, durationS, false);
+  }
+
+  private store(keyPrefix: string, points: number, duration: number, blockInMemory = true): RateLimiterRedis {
     return new RateLimiterRedis({
       storeClient: this.redis,
       keyPrefix,
       points,
       duration,
       rejectIfRedisNotReady: true,
-      inMemoryBlockOnConsumed: points,
+      ...(blockInMemory ? { inMemoryBlockOnConsumed: points } : {}),
       insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
     });
   }

@@ -73,7 +73,7 @@ export class ReceiverController {
     const envelope = readEnvelope(body, OPERATIONS);
     const operation = envelope.operation as Operation;
     const run = this.parse(operation, envelope.body, /respond-async/i.test(prefer ?? ''), idempotencyKey);
-    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, BUDGET[operation]);
+    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, BUDGET[operation], reply.request.ip);
     const result = await this.idempotency.run(merchantId, idempotencyKey, `receiver/${operation}`, body, () => run(merchantId));
     reply.status(result.status);
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');

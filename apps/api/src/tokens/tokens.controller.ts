@@ -53,7 +53,7 @@ export class TokensController {
   ): Promise<unknown> {
     const envelope = readEnvelope(body, TOKEN_ADD_OPERATIONS);
     const input = parseTokenAdd(envelope.body);
-    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, 'writes');
+    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, 'writes', reply.request.ip);
     return this.answer(
       reply,
       await this.idempotency.run(merchantId, key, 'token/add', body, async () => ({
@@ -77,7 +77,7 @@ export class TokensController {
   ): Promise<unknown> {
     const envelope = readEnvelope(body, TOKEN_RETRIEVE_OPERATIONS);
     const token = parseTokenRetrieve(envelope.body);
-    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, 'reads');
+    const merchantId = await this.auth.admit(envelope.merchantId, envelope.merchantKey, 'reads', reply.request.ip);
     return this.answer(
       reply,
       await this.idempotency.run(merchantId, key, 'token/retrieve', body, async () => ({
