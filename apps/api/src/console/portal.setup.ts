@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuditSubject, AuditTrail, MerchantsRepository, PortalLinkState, PortalLinksRepository } from '@app/persistence';
 import { openPortal, PortalClaims, portalKeys, sealPortal } from '@app/webhooks';
 import { ApiConfig } from '../config/api.config';
+import { AuthLimits } from '../rate-limit/auth-limits.service';
 import { loadConsoleAssets } from './assets';
 import { registerDeliveryPages } from './deliveries.routes';
 import { html } from './html';
@@ -46,6 +47,12 @@ const sessions = new WeakMap<FastifyRequest, PortalSession>();
  * CSRF tokens and flash notices are bound to the link (page-tokens.ts: an HMAC of its id under a key
  * derived from PORTAL_LINK_KEY), so another link's token is refused; @fastify/cookie is registered
  * by setUpConsole.
+ *
+ * Limits (issue 32, AuthLimits): a link or session refused (401) counts as a failed authentication
+ * of the client's address, and past AUTH_FAILURE_LIMIT in a window the address gets 429 until it
+ * ends; each link may be opened PORTAL_OPEN_LIMIT times and ask for PORTAL_REPLAY_LIMIT replays
+ * per PORTAL_LINK_WINDOW_S (429 past them: one CSRF token cannot replay without end), and only
+ * the first open of a link in each window is audited (portal:enter), not every open.
  */
 export async function setUpPortal(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
@@ -63,6 +70,7 @@ function registerPortal(scope: FastifyInstance, app: NestFastifyApplication, con
   const links = app.get(PortalLinksRepository);
   const merchants = app.get(MerchantsRepository);
   const audit = app.get(AuditTrail);
+  const limits = app.get(AuthLimits);
   const keys = portalKeys(config.portalLinkKey);
   const production = config.base.nodeEnv === 'production';
 
@@ -87,10 +95,24 @@ function registerPortal(scope: FastifyInstance, app: NestFastifyApplication, con
     if (!s) throw new Error('portal route reached without a session');
     return s;
   };
-  const ended = (req: FastifyRequest, reply: FastifyReply) => {
+  const tooMany = (reply: FastifyReply, retryAfterS: number, text: string) =>
+    sendPage(
+      reply.header('retry-after', String(retryAfterS)),
+      429,
+      problemPage({ title: 'Too many requests', base: '/portal', csrf: '' }, 429, `${text} Try again in ${retryAfterS} s.`),
+    );
+  /** A link or session that does not work: a failed authentication of the address (429 past the limit). */
+  const ended = async (req: FastifyRequest, reply: FastifyReply) => {
     const c = sessionCookie(req);
     if (req.cookies[c.name] !== undefined) void reply.clearCookie(c.name, c.options);
+    const retryAfterS = await limits.failed('portal', req.ip);
+    if (retryAfterS !== undefined) return tooMany(reply, retryAfterS, 'Too many expired or unknown links from this address.');
     return sendPage(reply, 401, problemPage({ title: 'Link expired', base: '/portal', csrf: '' }, 401, ENDED));
+  };
+  /** While the address is refused for too many failures: the 429 page (sent), else undefined. */
+  const refused = (req: FastifyRequest, reply: FastifyReply) => {
+    const blocked = limits.blocked('portal', req.ip);
+    return blocked === undefined ? undefined : tooMany(reply, blocked, 'Too many expired or unknown links from this address.');
   };
   /** The link sealed claims name, when it was issued with those claims, is not revoked and has not expired. */
   const activeLink = async (claims: PortalClaims | 'invalid' | 'expired'): Promise<PortalSession | undefined> => {
@@ -116,6 +138,7 @@ function registerPortal(scope: FastifyInstance, app: NestFastifyApplication, con
   scope.addHook('preHandler', async (req, reply) => {
     const route = req.routeOptions?.url ?? '';
     if (route.startsWith('/portal/assets/') || route === '/portal/enter') return;
+    if (refused(req, reply)) return reply;
     const raw = req.cookies[sessionCookie(req).name];
     const active = raw ? await activeLink(openPortal(keys, 'session', raw)) : undefined;
     if (!active) return ended(req, reply);
@@ -123,12 +146,16 @@ function registerPortal(scope: FastifyInstance, app: NestFastifyApplication, con
   });
 
   scope.get('/enter', async (req, reply) => {
+    if (refused(req, reply)) return reply;
     const t = (req.query as Record<string, unknown>).t;
     const claims = typeof t === 'string' ? openPortal(keys, 'link', t) : 'invalid';
     const active = await activeLink(claims);
     if (!active || typeof claims !== 'object') return ended(req, reply);
+    const open = await limits.spendLink('opens', active.link.id);
+    if (open.retryAfterS !== undefined) return tooMany(reply, open.retryAfterS, 'This link was opened too many times in a short while.');
     sessions.set(req, active);
-    await audit.run(subjectOf(req, 'portal:enter', active.merchant), () => Promise.resolve());
+    // The window's first open is recorded; the others in it are only counted (a link opened in a loop writes no rows).
+    if (open.first) await audit.run(subjectOf(req, 'portal:enter', active.merchant), () => Promise.resolve());
     const c = sessionCookie(req);
     void reply.setCookie(c.name, sealPortal(keys, 'session', claims), {
       ...c.options,
@@ -159,6 +186,12 @@ function registerPortal(scope: FastifyInstance, app: NestFastifyApplication, con
     base: '/portal',
     merchantScope: (req) => sessionOf(req).link.merchant_id,
     canReplay: () => true,
-    replayer: (req, _reply, id) => Promise.resolve(subjectOf(req, 'webhooks:replay', id)),
+    // Each replay spends one of the link's budget, before anything is audited or done.
+    replayer: async (req, reply, id) => {
+      const spent = await limits.spendLink('replays', sessionOf(req).link.id);
+      if (spent.retryAfterS === undefined) return subjectOf(req, 'webhooks:replay', id);
+      await tooMany(reply, spent.retryAfterS, 'This link asked for too many replays in a short while.');
+      return undefined;
+    },
   });
 }
