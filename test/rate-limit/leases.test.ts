@@ -31,6 +31,7 @@ describe('rate limiter leases (real Redis)', () => {
     const config = {
       base: { redis: testRedisTarget(), queuePrefix: prefix },
       rateLimits: { enabled: true, writesPerS, readsPerS: writesPerS, burstS: 0, burstWindowS: 10 },
+      authLimits: { failures: 0, failureWindowS: 60, portalReplays: 0, portalOpens: 0, portalWindowS: 60 },
     } as unknown as ApiConfig;
     const service = new RateLimitService(config, quiet);
     service.onModuleInit();
