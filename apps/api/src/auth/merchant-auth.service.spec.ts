@@ -38,7 +38,7 @@ describe('merchant credentials cache (issue 32 finding 5)', () => {
   it('an unknown id is remembered briefly: a repeat within the negative TTL is not read again, and is once it has passed', async () => {
     const real = { id: randomUUID(), key: 'k' };
     const { repo, reads } = merchants(real);
-    const auth = new MerchantAuthService(repo, { ...config, merchantNegativeCacheMs: 50 } as ApiConfig, {} as RateLimitService);
+    const auth = new MerchantAuthService(repo, { ...config, merchantNegativeCacheMs: 50 }, {} as RateLimitService);
     const unknown = randomUUID();
     await expect(auth.authenticate(unknown, 'x')).rejects.toThrow();
     await expect(auth.authenticate(unknown, 'x')).rejects.toThrow();
