@@ -21,6 +21,14 @@ const LIMIT = 20;
 /** The documented defaults of the portal's per-link budgets (per minute). */
 const PORTAL_REPLAYS = 10;
 const PORTAL_OPENS = 20;
+/** The test run sets a high AUTH_FAILURE_LIMIT for every suite (global-setup.ts): these apps get the documented defaults. */
+const DEFAULTS = {
+  AUTH_FAILURE_LIMIT: '',
+  AUTH_FAILURE_WINDOW_S: '',
+  PORTAL_OPEN_LIMIT: '',
+  PORTAL_REPLAY_LIMIT: '',
+  PORTAL_LINK_WINDOW_S: '',
+};
 
 interface Answer {
   status: number;
@@ -88,8 +96,8 @@ describe('limits on failed authentication (issue 32)', () => {
     db = new Client({ connectionString: process.env.DATABASE_URL });
     await db.connect();
     [direct, proxied] = await Promise.all([
-      startApp('api', { QUEUE_PREFIX: prefix('ald') }, { label: 'api-auth-direct' }),
-      startApp('api', { QUEUE_PREFIX: prefix('alp'), TRUSTED_PROXIES: '127.0.0.1' }, { label: 'api-auth-proxied' }),
+      startApp('api', { ...DEFAULTS, QUEUE_PREFIX: prefix('ald') }, { label: 'api-auth-direct' }),
+      startApp('api', { ...DEFAULTS, QUEUE_PREFIX: prefix('alp'), TRUSTED_PROXIES: '127.0.0.1' }, { label: 'api-auth-proxied' }),
     ]);
     shop = await createMerchant('auth limits shop');
   });
@@ -273,7 +281,7 @@ describe('limits on failed authentication (issue 32)', () => {
 
   it('Redis down: failures are counted in process (fail open, still limited), never a 5xx', async () => {
     const redis: PrivateServer = await startPrivateRedis();
-    const api = await startApp('api', { REDIS_URL: redis.url, REDIS_CLUSTER_NODES: '' }, { label: 'api-auth-redis-down' });
+    const api = await startApp('api', { ...DEFAULTS, REDIS_URL: redis.url, REDIS_CLUSTER_NODES: '' }, { label: 'api-auth-redis-down' });
     try {
       await redis.stop();
       await sleep(500);

@@ -87,6 +87,11 @@ export default async function globalSetup(): Promise<void> {
     TEST_RUN_QUEUE_PREFIX: run.queuePrefix,
     TEST_LOG_DIR: join(logsRoot, runId),
     TEST_LEFTOVERS_DIR: join(scratch, 'leftovers'),
+    // Every suite's apps are called from 127.0.0.1, one suite after another in a lane: the
+    // per-address limit on failed authentication (20 a minute by default) would carry one suite's
+    // wrong keys into the next one's answers. High enough never to be reached by accident;
+    // auth-limits.e2e.test.ts gives its own apps the default.
+    AUTH_FAILURE_LIMIT: '1000',
   };
   // Lane n of several: its own database and prefix (the run's prefix, then l<n>: the teardown's and
   // the canary's scan of the run's prefix covers every lane).
