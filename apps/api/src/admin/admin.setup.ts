@@ -52,8 +52,8 @@ const attempts = new WeakMap<FastifyRequest, { subject: AuditSubject; attemptId:
  * token of an operator (operator:create), looked up by its hash on every request, so a revoked
  * token is refused from the next request on. Unknown or revoked: a bare 401 that says nothing
  * else (past AUTH_FAILURE_LIMIT such answers to an address in a window: 429 with Retry-After for
- * everything it sends until the window ends). Reading (GET) needs the viewer role; anything else (a replay, a dashboard retry) the
- * operator role, else 403 with the wire error body (code 011).
+ * everything it sends until the window ends). Reading (GET) needs the viewer role; anything else
+ * (a replay, a dashboard retry) the operator role, else 403 with the wire error body (code 011).
  *
  * Every non-GET request of a known operator is audited, refused or not (one with no known token
  * is only in the request log): a refusal as one `refused` event; an
