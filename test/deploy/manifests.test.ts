@@ -293,6 +293,7 @@ describe('Kubernetes manifests', () => {
         'DB_PASSWORD_NOTIFIER',
         'DB_PASSWORD_OPERATOR',
         'DB_PASSWORD_VIEWER',
+        'DB_PASSWORD_BREAKGLASS',
       ].sort(),
     );
     const roles = readFileSync(join(root, 'libs/persistence/src/roles.ts'), 'utf8');

@@ -68,8 +68,10 @@ import { RetentionRunCommand } from './retention/retention.commands';
       inject: [CliConfig],
       useFactory: async (cfg: CliConfig) => {
         const db = await new DataSource(dataSourceOptions(cfg.base, 2)).initialize();
-        // The operator's commands run as gateway_operator; as a superuser or the tables' owner only outside production.
-        const problem = identityProblem(await databaseIdentity(db), 'cli');
+        // The commands run as gateway_operator on the admin app, or as gateway_breakglass where that
+        // login is; as a superuser or the tables' owner only outside production.
+        const identity = await databaseIdentity(db);
+        const problem = identityProblem(identity, 'admin') && identityProblem(identity, 'cli');
         if (problem && cfg.base.nodeEnv === 'production') {
           await db.destroy();
           throw new Error(problem);

@@ -23,7 +23,7 @@ import { ConsoleSessions1765600000000 } from './migrations/1765600000000-console
 import { Retention1765700000000 } from './migrations/1765700000000-retention';
 import { TokenFacts1765800000000 } from './migrations/1765800000000-token-facts';
 import { Rebills1765900000000 } from './migrations/1765900000000-rebills';
-import { ViewerRole1766000000000 } from './migrations/1766000000000-viewer-role';
+import { OperatorRoles1766000000000 } from './migrations/1766000000000-operator-roles';
 import { AuditRetention1766100000000 } from './migrations/1766100000000-audit-retention';
 
 export const MIGRATIONS = [
@@ -51,7 +51,7 @@ export const MIGRATIONS = [
   Retention1765700000000,
   TokenFacts1765800000000,
   Rebills1765900000000,
-  ViewerRole1766000000000,
+  OperatorRoles1766000000000,
   AuditRetention1766100000000,
 ];
 

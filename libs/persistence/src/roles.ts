@@ -12,9 +12,9 @@ export const APP_ROLES = {
   settlement: 'gateway_settlement',
   notifier: 'gateway_notifier',
   // The admin app runs the operator commands (POST /admin/commands) as the operator role; the CLI
-  // holds that login itself only for the break-glass commands, where that login is.
+  // run where the break-glass login is (key rotations, retention:run, the first admin) as its own.
   admin: 'gateway_operator',
-  cli: 'gateway_operator',
+  cli: 'gateway_breakglass',
   // A person's read-only login (psql, a reporting tool): no app connects with it.
   viewer: 'gateway_viewer',
 } as const;
@@ -99,6 +99,86 @@ const REBILL_SCHEDULER_UPDATE = [
   'version',
   'updated_at',
 ] as const;
+
+/** What the operator commands touch: the admin app's role, and the break-glass login's. */
+const OPERATOR_GRANTS: RoleGrants = {
+  merchants: {
+    select: 'all',
+    insert: ['id', 'public_id', 'name', 'key_hash', 'webhook_secrets_kek_id', 'webhook_secret_sealed'],
+    update: [
+      'key_hash',
+      'key_rotated_at',
+      'webhook_secrets_kek_id',
+      'webhook_secret_sealed',
+      'previous_webhook_secret_sealed',
+      'previous_secret_expires_at',
+      'rate_limit_writes_per_s',
+      'rate_limit_reads_per_s',
+      'webhook_throttle_per_s',
+    ],
+  },
+  operators: {
+    select: 'all',
+    insert: ['id', 'name', 'role', 'token_hash', 'created_by'],
+    update: ['revoked_at', 'revoked_by', 'last_used_at'],
+  },
+  audit_events: {
+    select: 'all',
+    insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'],
+  },
+  'vault.token_cards': {
+    select: ['token', 'merchant_id', 'fingerprint', 'exp_year', 'exp_month', 'kek_id', 'wrapped_key', 'ciphertext'],
+    update: ['kek_id', 'wrapped_key', 'fingerprint'],
+  },
+  transactions: { select: 'all', insert: TRANSACTION_INSERT, update: ['charged_back_amount', 'updated_at'] },
+  // rebill:run-due opens what is due as of a time and moves rebills on as the scheduler does.
+  rebills: { select: 'all', update: REBILL_SCHEDULER_UPDATE },
+  rebill_cycles: { select: 'all', insert: REBILL_CYCLE_INSERT },
+  transaction_operations: { select: ['id', 'created_at'] },
+  recipients: { select: 'all', insert: ['id', 'merchant_id', 'name'], update: ['status', 'approved_at'] },
+  fee_plans: {
+    select: 'all',
+    insert: ['merchant_id', 'kind', 'brand', 'band', 'rate_ppm', 'fixed'],
+    update: ['rate_ppm', 'fixed', 'updated_at'],
+  },
+  settlements: {
+    select: 'all',
+    insert: ['transaction_id', 'merchant_id', 'gross', 'fee', 'instalments', 'split', 'captured_on'],
+    update: ['charged_back'],
+  },
+  payables: {
+    select: 'all',
+    insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'],
+  },
+  chargebacks: { select: 'all', insert: ['transaction_id', 'chargeback_id', 'amount'] },
+  // retention:run runs every app's retention rule now: DELETE on each pruned table, and SELECT on
+  // the columns its rule reads (the key and the age), nothing more.
+  sandbox_calls: { select: 'all', delete: true },
+  deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'], delete: true },
+  delivery_attempts: { select: ['delivery_id'], delete: true },
+  idempotency_keys: { select: ['merchant_id', 'key', 'created_at'], delete: true },
+  // … and rebill:run-due records a suspension's event for the tokenizers' relay to publish.
+  outbox: { select: ['id', 'published_at'], insert: ['id', 'event', 'aggregate_id', 'payload'], delete: true },
+  listeners: {
+    select: 'all',
+    insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
+    update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
+  },
+  // operator:revoke ends the revoked operator's console sessions in its own transaction.
+  console_sessions: { select: ['id_hash', 'operator_id', 'ended_at', 'expires_at'], update: ['ended_at'], delete: true },
+  portal_links: {
+    select: 'all',
+    insert: ['id', 'merchant_id', 'expires_at', 'created_by'],
+    update: ['revoked_at', 'revoked_by'],
+    delete: true,
+  },
+  // webhooks:replay --merchant starts a recovery and waits for it; webhooks:recover-cancel cancels one.
+  recoveries: {
+    select: 'all',
+    insert: ['id', 'merchant_id', 'origin', 'since', 'states', 'total', 'created_by'],
+    update: ['state', 'skipped', 'finished_at', 'updated_at'],
+  },
+};
 
 export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // HTTP: authenticates merchants, records sales (and removes one it could not send), reads
@@ -297,84 +377,10 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
   // released), merchant portal links issued and revoked, operators and the audit trail, the webhook-secret key rotation, and the vault
   // passes: the key rotation rewraps data keys and the re-fingerprinting pass opens each card to
   // fingerprint it again (never the holder or billing).
-  gateway_operator: {
-    merchants: {
-      select: 'all',
-      insert: ['id', 'public_id', 'name', 'key_hash', 'webhook_secrets_kek_id', 'webhook_secret_sealed'],
-      update: [
-        'key_hash',
-        'key_rotated_at',
-        'webhook_secrets_kek_id',
-        'webhook_secret_sealed',
-        'previous_webhook_secret_sealed',
-        'previous_secret_expires_at',
-        'rate_limit_writes_per_s',
-        'rate_limit_reads_per_s',
-        'webhook_throttle_per_s',
-      ],
-    },
-    operators: {
-      select: 'all',
-      insert: ['id', 'name', 'role', 'token_hash', 'created_by'],
-      update: ['revoked_at', 'revoked_by', 'last_used_at'],
-    },
-    audit_events: {
-      select: 'all',
-      insert: ['operator_id', 'operator_name', 'action', 'target', 'origin', 'outcome', 'error_class', 'attempt_id', 'detail'],
-    },
-    'vault.token_cards': {
-      select: ['token', 'merchant_id', 'fingerprint', 'exp_year', 'exp_month', 'kek_id', 'wrapped_key', 'ciphertext'],
-      update: ['kek_id', 'wrapped_key', 'fingerprint'],
-    },
-    transactions: { select: 'all', insert: TRANSACTION_INSERT, update: ['charged_back_amount', 'updated_at'] },
-    // rebill:run-due opens what is due as of a time and moves rebills on as the scheduler does.
-    rebills: { select: 'all', update: REBILL_SCHEDULER_UPDATE },
-    rebill_cycles: { select: 'all', insert: REBILL_CYCLE_INSERT },
-    transaction_operations: { select: ['id', 'created_at'] },
-    recipients: { select: 'all', insert: ['id', 'merchant_id', 'name'], update: ['status', 'approved_at'] },
-    fee_plans: {
-      select: 'all',
-      insert: ['merchant_id', 'kind', 'brand', 'band', 'rate_ppm', 'fixed'],
-      update: ['rate_ppm', 'fixed', 'updated_at'],
-    },
-    settlements: {
-      select: 'all',
-      insert: ['transaction_id', 'merchant_id', 'gross', 'fee', 'instalments', 'split', 'captured_on'],
-      update: ['charged_back'],
-    },
-    payables: {
-      select: 'all',
-      insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'],
-    },
-    chargebacks: { select: 'all', insert: ['transaction_id', 'chargeback_id', 'amount'] },
-    // retention:run runs every app's retention rule now: DELETE on each pruned table, and SELECT on
-    // the columns its rule reads (the key and the age), nothing more.
-    sandbox_calls: { select: 'all', delete: true },
-    deliveries: { select: 'all', update: ['status', 'replays', 'next_attempt_at', 'updated_at'], delete: true },
-    delivery_attempts: { select: ['delivery_id'], delete: true },
-    idempotency_keys: { select: ['merchant_id', 'key', 'created_at'], delete: true },
-    // … and rebill:run-due records a suspension's event for the tokenizers' relay to publish.
-    outbox: { select: ['id', 'published_at'], insert: ['id', 'event', 'aggregate_id', 'payload'], delete: true },
-    listeners: {
-      select: 'all',
-      insert: ['merchant_id', 'origin', 'state', 'disabled_at', 'disabled_by'],
-      update: ['state', 'disabled_at', 'disabled_by', 'failing_since', 'consecutive_failures', 'updated_at'],
-    },
-    // operator:revoke ends the revoked operator's console sessions in its own transaction.
-    console_sessions: { select: ['id_hash', 'operator_id', 'ended_at', 'expires_at'], update: ['ended_at'], delete: true },
-    portal_links: {
-      select: 'all',
-      insert: ['id', 'merchant_id', 'expires_at', 'created_by'],
-      update: ['revoked_at', 'revoked_by'],
-      delete: true,
-    },
-    // webhooks:replay --merchant starts a recovery and waits for it; webhooks:recover-cancel cancels one.
-    recoveries: {
-      select: 'all',
-      insert: ['id', 'merchant_id', 'origin', 'since', 'states', 'total', 'created_by'],
-      update: ['state', 'skipped', 'finished_at', 'updated_at'],
-    },
-  },
+  gateway_operator: OPERATOR_GRANTS,
+  // The break-glass login: today the operator's grants (its passes need the vault columns and
+  // the retention deletes the commands beside them have).
+  gateway_breakglass: OPERATOR_GRANTS,
   // Reads for people (psql, reports): what the console shows, never a secret. No key hash, no
   // webhook secret, no operator token hash, no vault, no session; and no write of any kind.
   gateway_viewer: {
@@ -456,10 +462,13 @@ export const FUNCTION_GRANTS: Readonly<Record<string, { migration: string; roles
   // Drops old delivery_attempts partitions and makes the coming days': the notifier's pass and retention:run.
   'delivery_attempts_partitions(timestamptz, timestamptz, boolean)': {
     migration: 'Retention1765700000000',
-    roles: ['gateway_notifier', 'gateway_operator'],
+    roles: ['gateway_notifier', 'gateway_operator', 'gateway_breakglass'],
   },
   // Deletes audit events older than a cutoff (never younger than 30 days): the api's pass and retention:run.
-  'prune_audit_events(timestamptz, integer)': { migration: 'AuditRetention1766100000000', roles: ['gateway_api', 'gateway_operator'] },
+  'prune_audit_events(timestamptz, integer)': {
+    migration: 'AuditRetention1766100000000',
+    roles: ['gateway_api', 'gateway_operator', 'gateway_breakglass'],
+  },
 };
 
 /** The tables of `grants` that no migration creates (see MIGRATED_TABLES), as "role: table". */
@@ -507,6 +516,7 @@ export const ROLE_TIMEOUTS: Readonly<Record<GatewayRole, RoleTimeouts>> = {
   gateway_settlement: APP_TIMEOUTS,
   gateway_notifier: APP_TIMEOUTS,
   gateway_operator: { statement_timeout: '5min', lock_timeout: '5s', idle_in_transaction_session_timeout: '1min' },
+  gateway_breakglass: { statement_timeout: '5min', lock_timeout: '5s', idle_in_transaction_session_timeout: '1min' },
   // A person's queries: long reads allowed, never a lock held for long.
   gateway_viewer: { statement_timeout: '5min', lock_timeout: '1s', idle_in_transaction_session_timeout: '1min' },
 };
@@ -518,6 +528,7 @@ export const ROLE_PASSWORD_VARIABLES: Readonly<Record<GatewayRole, string>> = {
   gateway_settlement: 'DB_PASSWORD_SETTLEMENT',
   gateway_notifier: 'DB_PASSWORD_NOTIFIER',
   gateway_operator: 'DB_PASSWORD_OPERATOR',
+  gateway_breakglass: 'DB_PASSWORD_BREAKGLASS',
   gateway_viewer: 'DB_PASSWORD_VIEWER',
 };
 
