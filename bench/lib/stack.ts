@@ -132,7 +132,8 @@ export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?
     apps.push({ name: label, port: app.port, proc: app.proc, exited: app.exited.then(() => undefined) });
     return app;
   };
-  for (const name of APP_NAMES) await spawnApp(name, name);
+  // The pipeline a sale goes through; the admin app (operator commands) takes no part in it.
+  for (const name of APP_NAMES.filter((n) => n !== 'admin')) await spawnApp(name, name);
   const teardown = async () => {
     // However long they take: a profiled app writes its profile on the way out.
     for (const app of [...launched].reverse()) await stopApp(app, { graceMs: Infinity });

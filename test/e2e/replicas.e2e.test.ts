@@ -5,12 +5,12 @@ import { samples } from '../support/metrics';
 import {
   AppHandle,
   AppName,
-  APP_NAMES,
   approvedRecipients,
   createMerchant,
   eventually,
   HttpResult,
   MerchantCredentials,
+  PIPELINE,
   post,
   startApp,
 } from '../support/stack';
@@ -107,10 +107,10 @@ describe('two replicas of every app under load', () => {
   });
 
   it('runs each replica as its own process, on its own port, named in its log', () => {
-    expect(apps).toHaveLength(REPLICAS * APP_NAMES.length);
+    expect(apps).toHaveLength(REPLICAS * PIPELINE.length);
     expect(new Set(apps.map((a) => a.port)).size).toBe(apps.length);
     expect(new Set(apps.map((a) => a.pid)).size).toBe(apps.length);
-    for (const name of APP_NAMES) {
+    for (const name of PIPELINE) {
       of(name).forEach((app, i) => expect(app.log()).toContain(`"replica":"${name}-${i + 1}"`));
     }
   });

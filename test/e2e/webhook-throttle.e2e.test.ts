@@ -359,7 +359,9 @@ describe('webhook throttle: per listener, across notifier replicas', () => {
       const audited = (
         await db.query(
           `SELECT operator_name, outcome, detail->>'via' AS via, detail->>'perSecond' AS per_second FROM audit_events
-           WHERE action = 'merchant:set-webhook-throttle' AND detail->>'via' = 'console' ORDER BY id`,
+           WHERE action = 'merchant:set-webhook-throttle' AND detail->>'via' = 'console' AND operator_name LIKE $1 ORDER BY id`,
+          // This suite's operators only: other suites of the lane change throttles from the console too.
+          [`wt-%-${suffix}`],
         )
       ).rows;
       expect(audited).toEqual([

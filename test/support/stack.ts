@@ -152,7 +152,7 @@ export interface StackOptions {
 }
 
 /** What every stack runs: the api and the three workers (the admin app only when asked for). */
-const PIPELINE: readonly AppName[] = APP_NAMES.filter((n) => n !== 'admin');
+export const PIPELINE: readonly AppName[] = APP_NAMES.filter((n) => n !== 'admin');
 
 export interface Stack {
   baseUrl: string;
