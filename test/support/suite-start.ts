@@ -1,22 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { cleanLeftovers } from './leftovers';
 
 /**
  * Before each integration suite (setupFilesAfterEnv), in its jest worker's lane:
  *
- * - a Redis key prefix of its own, inside the lane's (the run's teardown deletes them all), so no
- *   job a suite left queued (a delayed retry, a recovery run) reaches the next suite's apps;
  * - whatever an earlier suite of this worker left running (a failure before its afterAll) ends;
  * - webhook work an earlier suite left in motion in the lane's database (deliveries still pending
  *   or sending, recoveries still running) is settled as failed or cancelled. Every notifier's
  *   sweeper takes up overdue deliveries of the whole database, so another suite's hundreds of
  *   retries to its stopped listeners would otherwise fill this suite's notifier's slots for
- *   127.0.0.1 and hold its own deliveries back.
+ *   127.0.0.1 and hold its own deliveries back. (Their queued jobs then find nothing to claim.)
  *
- * Set at load, before the suite's own modules read the environment.
+ * The lane's Redis prefix stays shared: events an earlier suite left queued (a capture's
+ * settlement) are still worked by the next suite's apps, so the lane's ledger stays whole.
  */
-process.env.QUEUE_PREFIX = `${process.env.QUEUE_PREFIX ?? 'gwt'}s${randomBytes(3).toString('hex')}`;
 
 beforeAll(async () => {
   const cleaned = await cleanLeftovers(process.env.TEST_LEFTOVERS_DIR, true);
