@@ -89,8 +89,9 @@ describe('listener bucket (Redis script)', () => {
     expect(await a.take(merchant, origin, 5, false)).toBe(0);
     const first = await a.take(merchant, origin, 5, false); // put back: due in ~200 ms
     await sleep(first + 10);
-    // Its turn: a newcomer does not get the token (someone put back is due), the returning one does.
-    expect(await b.take(merchant, origin, 5, false)).toBeGreaterThan(150);
+    // Its turn: a newcomer does not get the token (someone put back is due: it waits an interval
+    // less however late this process woke up on a loaded machine), the returning one does.
+    expect(await b.take(merchant, origin, 5, false)).toBeGreaterThan(0);
     expect(await a.take(merchant, origin, 5, true)).toBe(0);
     // No token left now: even a returning delivery is put back (to the end of the line).
     expect(await b.take(merchant, origin, 5, true)).toBeGreaterThan(0);
