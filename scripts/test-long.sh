@@ -15,5 +15,5 @@ echo "test:long: FC_SEED=$FC_SEED REBILL_MODEL_RUNS=$REBILL_MODEL_RUNS MONEY_MOD
 
 npm run -s build
 TEST_WORKERS=1 npx jest --selectProjects integration --runInBand --forceExit \
-  test/e2e/rebill-model.e2e.test.ts test/e2e/money-model.e2e.test.ts test/e2e/money-operations.e2e.test.ts \
-  test/e2e/fuzz.e2e.test.ts test/e2e/fingerprint-dedup.e2e.test.ts test/canary
+  test/rebills/rebill-model.e2e.test.ts test/sales/money-model.e2e.test.ts test/sales/money-operations.e2e.test.ts \
+  test/requests/fuzz.e2e.test.ts test/tokens/fingerprint-dedup.e2e.test.ts test/canary

@@ -10,6 +10,7 @@ import {
   Range,
   ranges,
   RedisFacts,
+  SaleCost,
   saleCost,
   scriptCalls,
   sumOf,
@@ -94,25 +95,49 @@ export function renderCapacity(runs: CapacityMeasurement[], a: Assumptions = DEF
   const rounds = runs.flatMap((x) => x.rounds);
   const per = rounds.map((r) => r.perSale);
   const r = ranges(per);
-  const derived = ranges(
-    per.map((c) => ({
-      redisCommands: sumOf(c, 'redis.cmd.'),
-      pgStatements: sumOf(c, 'pg.stmt.'),
-      rows: sumOf(c, 'pg.rows.'),
-      walLessFpi: Math.max(0, (c['pg.wal-bytes'] ?? 0) - (c['pg.wal-fpi'] ?? 0) * PAGE_BYTES),
-      scriptCalls: scriptCalls(c),
-    })),
-  );
   const cost = saleCost(per);
   const redis = redisOf(runs);
-  const queued = ranges(runs.map((x) => ({ b: x.redis.bytesPerQueuedJob })));
+  return [
+    BEGIN,
+    '',
+    ...measuredSection(runs, rounds.length),
+    '',
+    ...costSection(per, r, rounds.length),
+    '',
+    ...trafficSection(runs, r, redis),
+    '',
+    ...modelSection(cost, a),
+    '',
+    ...stepsSection(cost, redis, a),
+    '',
+    END,
+  ].join('\n');
+}
+
+/** What was measured, on what, and how each run went. */
+function measuredSection(runs: CapacityMeasurement[], roundCount: number): string[] {
+  const [m] = runs;
   const failures = runs.reduce((n, x) => n + x.failures, 0);
   const mix = Object.entries(m.options.mix)
     .filter(([, w]) => w > 0)
     .map(([k, w]) => `${k} ${w}`)
     .join(' : ');
-  const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
-  const runLine = (x: CapacityMeasurement, i: number) =>
+  return [
+    `Measured by \`BENCH_ONLY=capacity\` in ${runs.length} run${runs.length > 1 ? 's' : ''}, ${roundCount} rounds in all, each of ${num(m.options.sales)} sales asked at ${num(m.options.rate)}/s ` +
+      `(mix card : token : split = ${mix}; every sale approved, with a webhook to a listener answering at once), on ${m.machine?.cores ?? '?'} cores ` +
+      `(${m.machine?.cpu ?? '?'}), ${m.machine?.memoryGiB ?? '?'} GiB, Node ${m.machine?.node ?? '?'}, Postgres ${m.versions.postgres}, Redis ${m.versions.redis}; ` +
+      `load generator, apps, Postgres and Redis on the same machine.` +
+      (failures ? ` **${failures} sales failed.**` : ''),
+    '',
+    ...runs.map(runLine),
+  ];
+}
+
+const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
+
+/** One run's line: its machine's load, the rate its rounds reached, and whatever made it less than clean. */
+function runLine(x: CapacityMeasurement, i: number): string {
+  return (
     `- Run ${i + 1}, ${x.at.slice(0, 16).replace('T', ' ')} UTC: load average (1/5/15 min) ${la(x.loadAverage.before)} before, ${la(x.loadAverage.after)} after; ` +
     `sales went at ${x.rounds.map((y) => num(y.load.rps)).join(' / ')} per second in its rounds, p99 ${x.rounds.map((y) => num(y.load.p99)).join(' / ')} ms` +
     (x.rounds.some((y) => y.load.rps < 0.95 * x.options.rate)
@@ -123,21 +148,25 @@ export function renderCapacity(runs: CapacityMeasurement[], a: Assumptions = DEF
       ? '; **contended: the load average was above the number of cores, so other work shared the CPU**'
       : '') +
     (x.failures ? `; **${x.failures} sales failed**` : '') +
-    '.';
-  const lines: string[] = [
-    BEGIN,
-    '',
-    `Measured by \`BENCH_ONLY=capacity\` in ${runs.length} run${runs.length > 1 ? 's' : ''}, ${rounds.length} rounds in all, each of ${num(m.options.sales)} sales asked at ${num(m.options.rate)}/s ` +
-      `(mix card : token : split = ${mix}; every sale approved, with a webhook to a listener answering at once), on ${m.machine?.cores ?? '?'} cores ` +
-      `(${m.machine?.cpu ?? '?'}), ${m.machine?.memoryGiB ?? '?'} GiB, Node ${m.machine?.node ?? '?'}, Postgres ${m.versions.postgres}, Redis ${m.versions.redis}; ` +
-      `load generator, apps, Postgres and Redis on the same machine.` +
-      (failures ? ` **${failures} sales failed.**` : ''),
-    '',
-    ...runs.map(runLine),
-    '',
+    '.'
+  );
+}
+
+/** The cost of one sale, counter by counter (ranges over the rounds). */
+function costSection(per: Counters[], r: Record<string, Range>, roundCount: number): string[] {
+  const derived = ranges(
+    per.map((c) => ({
+      redisCommands: sumOf(c, 'redis.cmd.'),
+      pgStatements: sumOf(c, 'pg.stmt.'),
+      rows: sumOf(c, 'pg.rows.'),
+      walLessFpi: Math.max(0, (c['pg.wal-bytes'] ?? 0) - (c['pg.wal-fpi'] ?? 0) * PAGE_BYTES),
+      scriptCalls: scriptCalls(c),
+    })),
+  );
+  return [
     '### Cost of one sale',
     '',
-    `Ranges are min–max over the ${rounds.length} rounds, idle cost taken off; the model uses the max.`,
+    `Ranges are min–max over the ${roundCount} rounds, idle cost taken off; the model uses the max.`,
     '',
     ...table(
       ['per sale', 'measured'],
@@ -163,7 +192,13 @@ export function renderCapacity(runs: CapacityMeasurement[], a: Assumptions = DEF
         ['rows inserted, updated or deleted', span(derived.rows, 1)],
       ],
     ),
-    '',
+  ];
+}
+
+/** Redis memory, then the commands, statements and tables that make a sale's traffic. */
+function trafficSection(runs: CapacityMeasurement[], r: Record<string, Range>, redis: RedisFacts): string[] {
+  const queued = ranges(runs.map((x) => ({ b: x.redis.bytesPerQueuedJob })));
+  return [
     `Redis memory: ${span(queued.b)} bytes per queued event job (the event queues paused, ${num(redis.jobsPerSale, 2)} jobs per sale), ` +
       `${num(redis.idleBytes / 1e6, 1)} MB used by the idle stack, ${redis.queues} queues of which ${redis.queuesKeepingCompleted} keep completed jobs.`,
     '',
@@ -181,7 +216,12 @@ export function renderCapacity(runs: CapacityMeasurement[], a: Assumptions = DEF
       ['table', 'rows written per sale'],
       top(r, 'pg.rows.', 15).map(([k, v]) => [k, span(v, 2)]),
     ),
-    '',
+  ];
+}
+
+/** The model's assumptions, each app's cores, and where one unit of each component is full. */
+function modelSection(cost: SaleCost, a: Assumptions): string[] {
+  return [
     '### The model',
     '',
     `Assumptions (chosen, not measured): a Node replica runs at most ${a.appUtilisation * 100} % of one core, a Redis shard's main thread ${a.redisUtilisation * 100} %, ` +
@@ -199,11 +239,14 @@ export function renderCapacity(runs: CapacityMeasurement[], a: Assumptions = DEF
       ['one unit of', 'full at sales/s'],
       firstToSaturate(cost, a).map((c) => [c.name, num(c.rate)]),
     ),
-    '',
   ];
+}
+
+/** The plan at each step of STEPS, and what to do past each unit that is full there. */
+function stepsSection(cost: SaleCost, redis: RedisFacts, a: Assumptions): string[] {
   const plans = STEPS.map((rate) => plan(rate, cost, redis, a));
   const c = ceilings(cost, a);
-  lines.push(
+  return [
     ...table(
       ['at sales/s', ...STEPS.map((s) => num(s))],
       [
@@ -232,10 +275,7 @@ export function renderCapacity(runs: CapacityMeasurement[], a: Assumptions = DEF
           : 'nothing: one of each unit is enough (the minimum of replicas still applies)') +
         '.',
     ]),
-    '',
-    END,
-  );
-  return lines.join('\n');
+  ];
 }
 
 /** `doc` with the part between the markers replaced by `generated` (which carries the markers). */

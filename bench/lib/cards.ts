@@ -6,7 +6,7 @@ export function cardSequence(start = 0): () => string {
 
 /**
  * Distinct Luhn-valid visa numbers the sandbox acquirer approves at once: those ending in 0, 1, 4
- * or 6 (WIRE.md 7; 9 approves too, but only after SANDBOX_SLOW_APPROVAL_MS).
+ * or 6 (docs/merchants/sandbox.md; 9 approves too, but only after SANDBOX_SLOW_APPROVAL_MS).
  */
 export function approvedCardSequence(start = 0): () => string {
   const next = cardSequence(start);

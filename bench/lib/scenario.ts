@@ -13,6 +13,8 @@ export interface Scenario {
   target?: Target;
   /** A second target on the other load shape, when the issue sets one. */
   extraTarget?: Target;
+  /** Also measured against the bare sale pipeline (bench/lib/baseline.ts), the sale's own floor. */
+  barePipeline?: boolean;
   prepare?: (stack: BenchStack) => Promise<void>;
   /** Returns the request-body factory (called once per request). */
   body: (stack: BenchStack) => () => string;

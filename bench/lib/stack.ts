@@ -24,12 +24,15 @@ import {
   waitForHealth,
 } from '../../scripts/lib/launcher';
 import { bootstrapAdmin } from '../../scripts/lib/operators';
-import { freePort, startPgBouncer } from '../../scripts/lib/local-servers';
-import { GATEWAY_ROLES } from '../../libs/persistence/src/roles';
+import { freePort, PrivateServer, startPgBouncer } from '../../scripts/lib/local-servers';
+import { GATEWAY_ROLES } from '../../libs/persistence/src/role-catalogue';
+import { RATE_LIMIT_RANGE } from '../../libs/persistence/src/merchants/merchant-rows';
 import { repoRoot, waitUntil } from '../../scripts/lib/processes';
 
 export interface BenchStack {
   baseUrl: string;
+  /** The console app's URL (/console, /portal, /admin). */
+  consoleUrl: string;
   /** As merchant:create printed it (merchantId is the public id): what envelopes carry. */
   merchant: { merchantId: string; merchantKey: string };
   /** The merchant's internal id (UUID): what jobs and merchant_id columns hold. */
@@ -78,7 +81,63 @@ export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?
           users: [decodeURIComponent(new URL(databaseUrl).username) || 'postgres', ...GATEWAY_ROLES],
         })
       : undefined;
-  const env: NodeJS.ProcessEnv = {
+  const env = benchEnv(databaseUrl, pooler, redisUrl, queuePrefix, logsDir);
+  try {
+    await migrateDatabase(root, env, 60_000);
+    // The bench's CLI calls (runCli with stack.env) act as this admin of the run's own database.
+    env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, env, 'bench-admin')).token;
+    await seedHistory(databaseUrl, Number(process.env.BENCH_HISTORY ?? 200_000));
+  } catch (e) {
+    await pooler?.destroy();
+    throw e;
+  }
+
+  const { launched, apps, spawnApp } = benchApps(root, env, logsDir);
+  // The pipeline a sale goes through, and the console; the admin app (operator commands) takes no part in it.
+  for (const name of APP_NAMES.filter((n) => n !== 'admin')) await spawnApp(name, name);
+  const teardown = async () => {
+    // However long they take: a profiled app writes its profile on the way out.
+    for (const app of [...launched].reverse()) await stopApp(app, { graceMs: Infinity });
+    await pooler?.destroy();
+    await dropDatabase(databaseUrl).catch(() => undefined);
+    await deleteBenchKeys(env, queuePrefix);
+  };
+  try {
+    await Promise.all(launched.map((app) => waitForHealth(app, 60_000, 250)));
+    const merchant = await createBenchMerchant(env, 'bench');
+    const merchantInternalId = await internalIdOf(env, merchant.merchantId);
+    const api = apps.find((a) => a.name === 'api')!;
+    const consoleApp = apps.find((a) => a.name === 'console')!;
+    const startApi = async (label: string, extra: NodeJS.ProcessEnv) => {
+      const app = await spawnApp('api', label, extra);
+      await waitForHealth(app, 60_000, 250);
+      return apps[launched.indexOf(app)];
+    };
+    return {
+      baseUrl: `http://127.0.0.1:${api.port}`,
+      consoleUrl: `http://127.0.0.1:${consoleApp.port}`,
+      merchant: { merchantId: merchant.merchantId, merchantKey: merchant.merchantKey },
+      merchantInternalId,
+      env,
+      apps,
+      startApi,
+      teardown,
+    };
+  } catch (e) {
+    await teardown();
+    throw e;
+  }
+}
+
+/** The apps' environment: the run's database (through the pooler if any), Redis prefix, data folder and fresh keys. */
+function benchEnv(
+  databaseUrl: string,
+  pooler: PrivateServer | undefined,
+  redisUrl: string,
+  queuePrefix: string,
+  logsDir: string,
+): NodeJS.ProcessEnv {
+  return {
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: pooler ? onLoopbackPort(databaseUrl, pooler.port) : databaseUrl,
@@ -97,19 +156,20 @@ export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?
     WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
     ...generateKeys(),
   };
-  try {
-    await migrateDatabase(root, env, 60_000);
-    // The bench's CLI calls (runCli with stack.env) act as this admin of the run's own database.
-    env.GATEWAY_OPERATOR_TOKEN = (await bootstrapAdmin(root, env, 'bench-admin')).token;
-    await seedHistory(databaseUrl, Number(process.env.BENCH_HISTORY ?? 200_000));
-  } catch (e) {
-    await pooler?.destroy();
-    throw e;
-  }
+}
 
+/** Launches apps of the stack: `launched` and `apps` side by side (apps[i] is what the scenarios see of launched[i]). */
+function benchApps(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  logsDir: string,
+): {
+  launched: LaunchedApp[];
+  apps: BenchApp[];
+  spawnApp: (name: AppName, label: string, extra?: NodeJS.ProcessEnv) => Promise<LaunchedApp>;
+} {
   const launched: LaunchedApp[] = [];
   const apps: BenchApp[] = [];
-  // Side by side: apps[i] is what the scenarios see of launched[i].
   const spawnApp = async (name: AppName, label: string, extra: NodeJS.ProcessEnv = {}): Promise<LaunchedApp> => {
     // BENCH_PROFILE_DIR: every app writes a V8 CPU profile there when it stops (profile before tuning).
     const profile = process.env.BENCH_PROFILE_DIR
@@ -132,38 +192,7 @@ export async function startBenchStack(servers: { databaseUrl?: string; redisUrl?
     apps.push({ name: label, port: app.port, proc: app.proc, exited: app.exited.then(() => undefined) });
     return app;
   };
-  // The pipeline a sale goes through; the admin app (operator commands) takes no part in it.
-  for (const name of APP_NAMES.filter((n) => n !== 'admin')) await spawnApp(name, name);
-  const teardown = async () => {
-    // However long they take: a profiled app writes its profile on the way out.
-    for (const app of [...launched].reverse()) await stopApp(app, { graceMs: Infinity });
-    await pooler?.destroy();
-    await dropDatabase(databaseUrl).catch(() => undefined);
-    await deleteBenchKeys(env, queuePrefix);
-  };
-  try {
-    await Promise.all(launched.map((app) => waitForHealth(app, 60_000, 250)));
-    const merchant = await runCli<{ merchantId: string; merchantKey: string }>(env, ['merchant:create', '--name', 'bench']);
-    const merchantInternalId = await internalIdOf(env, merchant.merchantId);
-    const api = apps.find((a) => a.name === 'api')!;
-    const startApi = async (label: string, extra: NodeJS.ProcessEnv) => {
-      const app = await spawnApp('api', label, extra);
-      await waitForHealth(app, 60_000, 250);
-      return apps[launched.indexOf(app)];
-    };
-    return {
-      baseUrl: `http://127.0.0.1:${api.port}`,
-      merchant: { merchantId: merchant.merchantId, merchantKey: merchant.merchantKey },
-      merchantInternalId,
-      env,
-      apps,
-      startApi,
-      teardown,
-    };
-  } catch (e) {
-    await teardown();
-    throw e;
-  }
+  return { launched, apps, spawnApp };
 }
 
 /**
@@ -198,7 +227,7 @@ export const HISTORY_MERCHANT = '00000000-0000-4000-8000-00000000b00c';
 /**
  * `count` settled sales of the history merchant, the newest `spacingS` seconds ago and each older
  * one `spacingS` before the next, with what the real writes leave of a sale once the retention
- * rules have run (docs/OPERATIONS.md "Retention"): the transaction (captured), its settlement and
+ * rules have run (docs/operations/retention.md): the transaction (captured), its settlement and
  * the merchant's payable (the ledger, kept); its published outbox event only within 7 days, its
  * sandbox acquirer call only within 90 days (the default ages). Set-based, a million sales per
  * statement; `progress` hears after each.
@@ -269,6 +298,22 @@ export async function waitUntilIdle(stack: BenchStack, timeoutMs = 120_000): Pro
     redis.disconnect();
     await db.end();
   }
+}
+
+/**
+ * A merchant of the bench's own (merchant:create with `extra` options), with rate limits far above
+ * any load this machine can make: the bench measures the gateway, and a 429 is not a sale. The
+ * limiter still counts every request (the `limiter` group measures that cost), it just never refuses.
+ */
+export async function createBenchMerchant(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  extra: string[] = [],
+): Promise<{ merchantId: string; merchantKey: string } & Record<string, unknown>> {
+  const merchant = await runCli<{ merchantId: string; merchantKey: string }>(env, ['merchant:create', '--name', name, ...extra]);
+  const most = String(RATE_LIMIT_RANGE.max);
+  await runCli(env, ['merchant:set-limits', '--merchant', merchant.merchantId, '--reads', most, '--writes', most]);
+  return merchant;
 }
 
 /** The internal id (UUID) of the merchant with this public id (what merchant:create printed). */

@@ -55,12 +55,12 @@ function get(url: string, cookie: string, method = 'GET', form?: string): Promis
 
 /** Signs the stack's admin in as a person would: the form's CSRF token and cookie, then the token; returns the Cookie header. */
 async function signIn(stack: BenchStack): Promise<string> {
-  const form = await get(`${stack.baseUrl}/console/sign-in`, '');
+  const form = await get(`${stack.consoleUrl}/console/sign-in`, '');
   const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1];
   if (form.status !== 200 || !csrf) throw new Error(`console sign-in form: ${form.status}`);
   const jar = form.cookies.join('; ');
   const body = new URLSearchParams({ _csrf: csrf, token: stack.env.GATEWAY_OPERATOR_TOKEN as string }).toString();
-  const signed = await get(`${stack.baseUrl}/console/sign-in`, jar, 'POST', body);
+  const signed = await get(`${stack.consoleUrl}/console/sign-in`, jar, 'POST', body);
   if (signed.status !== 303 || !signed.cookies.length) throw new Error(`console sign-in: ${signed.status}`);
   return [...form.cookies, ...signed.cookies].join('; ');
 }
@@ -124,7 +124,7 @@ export async function benchConsole(
     `each page ${requests} requests one at a time after ${warmup} uncounted, by a signed-in operator.`;
   const figures: Figure[] = [];
   for (const p of pages(v)) {
-    const g = await timed(stack.baseUrl + p.path, cookie, warmup, requests);
+    const g = await timed(stack.consoleUrl + p.path, cookie, warmup, requests);
     const baseline = await startBaseline('x'.repeat(g.bytes));
     let b: Awaited<ReturnType<typeof timed>>;
     try {

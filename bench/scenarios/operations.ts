@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { LoadShape } from '../lib/load';
 import { Scenario } from '../lib/scenario';
-import { BenchStack, runCli } from '../lib/stack';
+import { BenchStack, createBenchMerchant } from '../lib/stack';
 
 const TRANSACTIONS = 1_000;
 const AMOUNT = 1_000_000;
@@ -46,7 +46,7 @@ export function operationScenarios(closed: LoadShape): Scenario[] {
       baselineBody: sampleResponse,
       shapes: [closed],
       prepare: async (stack: BenchStack) => {
-        merchant = await runCli(stack.env, ['merchant:create', '--name', 'bench-operations']);
+        merchant = await createBenchMerchant(stack.env, 'bench-operations');
         for (let i = 0; i < TRANSACTIONS; i += 50) {
           const batch = await Promise.all(Array.from({ length: 50 }, (_, j) => authorize(stack.baseUrl, merchant, `OP-${i + j}`)));
           ids.push(...batch);

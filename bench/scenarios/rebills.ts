@@ -1,16 +1,13 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join } from 'node:path';
 import { Client } from 'pg';
-import { lastValueFrom } from 'rxjs';
-import { cycleDate, dateOfDay, dayNumber, dueAt, RebillPeriod } from '@app/contracts';
-import { BullMqClient, withJobId } from '@app/messaging';
-import { EnvReader, readRedisTarget } from '@app/platform';
+import { dateOfDay, dayNumber, RebillPeriod } from '@app/contracts';
+import { cycleDate, dueAt } from '@app/rebills/schedule';
 import { sleep } from '../../scripts/lib/processes';
-import { approvedCardSequence } from '../lib/cards';
 import { Figure } from '../lib/scenario';
 import { cpuSecondsBetween, cpuSnapshot } from '../lib/cpu';
-import { BenchStack, internalIdOf, runCli, waitUntilIdle } from '../lib/stack';
+import { BenchStack, waitUntilIdle } from '../lib/stack';
+import { bareCycles } from './rebill-bare';
+import { Batches, batchesOf, Check, checkCharges, commits } from './rebill-checks';
+import { prepareTemplates, Template } from './rebill-templates';
 
 /**
  * Issue 18's requirement: rebills falling due in the same minute are charged at ≥ 500 cycles/s,
@@ -39,11 +36,6 @@ export interface RebillBenchOptions {
   baseline: number;
 }
 
-interface Template {
-  id: string;
-  merchantId: string;
-}
-
 interface Drain {
   seeded: number;
   seedS: number;
@@ -66,56 +58,6 @@ interface Drain {
   /** Postgres transactions committed in the bench's database per rebill, from the due moment until the last moved on. */
   commitsPerCycle: number;
   batches: Batches;
-}
-
-/**
- * The charges as the scheduler opened them (one opening transaction each, told apart by its
- * timestamp, which is when that transaction began: its own statements count in the batch's time):
- * how many, how long from a batch's opening transaction's start until its last rebill moved on,
- * and how long from that until the next opening transaction began (the rest of the scheduler's
- * pass between batches).
- */
-interface Batches {
-  count: number;
-  meanSize: number;
-  meanS: number;
-  meanGapS: number;
-}
-
-/** Committed transactions of the bench's database so far (Postgres's statistics, flushed within a second). */
-async function commits(db: Client): Promise<number> {
-  const [r] = (await db.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()')).rows;
-  return Number(r.n);
-}
-
-async function batchesOf(db: Client, prefix: string): Promise<Batches> {
-  const rows = (
-    await db.query<{ n: number; open_s: number; last_s: number }>(
-      `SELECT count(*)::int AS n, extract(epoch FROM c.created_at)::float8 AS open_s, extract(epoch FROM max(r.updated_at))::float8 AS last_s
-       FROM rebill_cycles c JOIN rebills r ON r.id = c.rebill_id WHERE r.reference LIKE $1 || '-%' GROUP BY c.created_at ORDER BY c.created_at`,
-      [prefix],
-    )
-  ).rows;
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-  return {
-    count: rows.length,
-    meanSize: mean(rows.map((r) => r.n)),
-    meanS: mean(rows.map((r) => r.last_s - r.open_s)),
-    meanGapS: mean(rows.slice(1).map((r, i) => r.open_s - rows[i].last_s)),
-  };
-}
-
-interface Check {
-  rebills: number;
-  advanced: number;
-  oneCycle: number;
-  moreCycles: number;
-  charges: number;
-  approved: number;
-  chargedOnce: number;
-  chargedTwice: number;
-  repeats: number;
-  merchantInitiated: number;
 }
 
 const TIMEOUT_FLOOR_S = 180;
@@ -147,22 +89,7 @@ export async function benchRebills(stack: BenchStack, o: RebillBenchOptions): Pr
     const drain = d.seeded / (d.lastAdvanceS - d.firstOpenS);
     const c = d.check;
     const duplicates = c.moreCycles + c.chargedTwice;
-    const detail =
-      `${d.seeded.toLocaleString('en-US')} rebills of ${o.merchants} merchants on ${templates.length} vaulted cards, all due at one instant; ` +
-      `first charge opened ${d.firstOpenS.toFixed(1)} s after (REBILL_POLL_MS ${stack.env.REBILL_POLL_MS ?? 'default 5000'}), ` +
-      `last rebill moved on ${d.lastAdvanceS.toFixed(1)} s after (${drain.toFixed(0)} cycles/s from the first opened)` +
-      (d.unfinished ? `, **${d.unfinished} not charged within the wait**` : '') +
-      `; ${c.advanced}/${c.rebills} at cycle 2, ${c.oneCycle} with one charge, ${c.chargedOnce}/${c.charges} charges with one acquirer authorization ` +
-      `(${c.repeats} repeats answered from the record, ${c.merchantInitiated} merchant-initiated), ${c.approved} approved, ` +
-      `${duplicates ? `**${duplicates} charged twice**` : 'none charged twice'}; ` +
-      `${d.batches.count} batches of ${d.batches.meanSize.toFixed(0)} on average, each ${d.batches.meanS.toFixed(2)} s from its opening transaction's start to its last moved on, ` +
-      `${d.batches.meanGapS.toFixed(2)} s from that to the next opening's start; ${d.commitsPerCycle.toFixed(1)} Postgres commits per cycle; ` +
-      `CPU ms per cycle until the last moved on: ${Object.entries(d.cpuMsPerCycle)
-        .map(([label, ms]) => `${label} ${ms.toFixed(2)}`)
-        .join(', ')} (servers: every Postgres and Redis process on the host); ` +
-      `settled ${d.settled}/${c.charges}, the gateway idle ${d.settledAfterS.toFixed(1)} s after the bench saw the last moved on; ` +
-      `seeded in ${d.seedS.toFixed(1)} s (due ${d.slackS >= 0 ? `${d.slackS.toFixed(1)} s after the seed` : `**${(-d.slackS).toFixed(1)} s before the seed ended**`}); ` +
-      `baseline: ${o.baseline.toLocaleString('en-US')} rows claimed, sent and moved on by the same batches and transport to a worker answering at once`;
+    const detail = drainDetail(d, o, templates.length, stack.env.REBILL_POLL_MS, drain);
     const note =
       `rebills: ${d.seeded.toLocaleString('en-US')} due in the same minute, charged at ${value.toFixed(0)} cycles/s from the due moment ` +
       `(${drain.toFixed(0)}/s from the first opened); bare pipeline ${bare.toFixed(0)}/s; ${duplicates} charged twice`;
@@ -184,74 +111,16 @@ export async function benchRebills(stack: BenchStack, o: RebillBenchOptions): Pr
   }
 }
 
-/** Anything short of every rebill charged once and moved on once. */
-function failuresOf(n: number, d: Drain): number {
-  const c = d.check;
-  return Math.max(0, n - Math.min(c.rebills, c.advanced, c.oneCycle, c.charges, c.chargedOnce, c.approved)) + c.moreCycles + c.chargedTwice;
-}
-
-const envelope = (merchant: { merchantId: string; merchantKey: string }, op: Record<string, unknown>) =>
-  JSON.stringify({ 'transaction-request': { version: '1.0.0', verification: merchant, ...op } });
-
-async function post<T>(stack: BenchStack, path: string, body: string): Promise<T> {
-  const res = await fetch(stack.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text) as T;
-}
-
 /**
- * The merchants (the stack's and more), a pool of vaulted cards spread over them, and one rebill
- * per card created over HTTP and cancelled: the rows the seeding copies.
+ * Inserts `n` active rebills copying the templates in turn, all due at one instant a few seconds ahead; `slack` is
+ * how long until then once the seed is done, `nextDue` when their second cycle falls due.
  */
-async function prepareTemplates(stack: BenchStack, merchants: number, tokens: number): Promise<Template[]> {
-  const shops = [{ ...stack.merchant, internalId: stack.merchantInternalId }];
-  for (let i = 1; i < merchants; i++) {
-    const m = await runCli<{ merchantId: string; merchantKey: string }>(stack.env, ['merchant:create', '--name', `bench rebills ${i}`]);
-    shops.push({ merchantId: m.merchantId, merchantKey: m.merchantKey, internalId: await internalIdOf(stack.env, m.merchantId) });
-  }
-  const nextCard = approvedCardSequence(700_000_000 + (Date.now() % 1_000) * 100_000);
-  const year = new Date().getUTCFullYear();
-  const out: Template[] = [];
-  for (let i = 0; i < tokens; i += 25) {
-    const batch = Array.from({ length: Math.min(25, tokens - i) }, async (_, k) => {
-      const shop = shops[(i + k) % shops.length];
-      const verification = { merchantId: shop.merchantId, merchantKey: shop.merchantKey };
-      const { TokenCard } = await post<{ TokenCard: string }>(
-        stack,
-        '/v1/token/add',
-        envelope(verification, { tokencard: { cardNumber: nextCard(), cardHolder: 'BENCH REBILL', cardExpirationDate: '203512' } }),
-      );
-      const rebill = await post<{ transactionId: string }>(
-        stack,
-        '/v1/receiver',
-        envelope(verification, {
-          rebill: {
-            order: {
-              reference: `RBT-${i + k}`,
-              totalAmount: 1990,
-              period: 3,
-              frequency: 1,
-              dateStart: `${year + 1}-01-15`,
-              dateEnd: `${year + 2}-01-14`,
-            },
-            paymentCreditCard: { acquirer: 26, amount: 1990, currency: '986', country: 'BRA', numberOfPayments: 1, tokenCard: TokenCard },
-          },
-        }),
-      );
-      await post(stack, '/v1/receiver', envelope(verification, { cancel: { transactionId: rebill.transactionId } }));
-      return { id: rebill.transactionId.toLowerCase(), merchantId: shop.internalId };
-    });
-    out.push(...(await Promise.all(batch)));
-  }
-  return out;
-}
-
-/**
- * Seeds `n` active rebills on the templates' cards, all due at one instant, and waits until the
- * tokenizer's scheduler has charged them all and moved each on; then checks what was charged.
- */
-async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[], n: number, prefix: string): Promise<Drain> {
+async function seedRebills(
+  db: Client,
+  templates: Template[],
+  n: number,
+  prefix: string,
+): Promise<{ due: Date; seedS: number; slack: number; nextDue: Date }> {
   const today = dateOfDay(Math.floor(Date.now() / 86_400_000));
   const dateEnd = dateOfDay(dayNumber(today) + 365);
   // Ahead of the seed's end (about 25 000 rows/s here), so every row is in place when they fall due.
@@ -283,7 +152,11 @@ async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[]
     await db.query<{ period: RebillPeriod; frequency: number }>('SELECT period, frequency FROM rebills WHERE id = $1', [templates[0].id])
   ).rows;
   const nextDue = dueAt(cycleDate(today, tpl.period, tpl.frequency, 2));
+  return { due, seedS, slack, nextDue };
+}
 
+/** Waits (at most the bench's timeout for `n`) until no rebill is due or open; returns how many still are. */
+async function waitUntilCharged(db: Client, due: Date, n: number): Promise<number> {
   // Still due (nothing open) or open: both counts read partial indexes only.
   const remaining = async () =>
     (
@@ -293,15 +166,17 @@ async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[]
         [due],
       )
     ).rows[0].n;
-  if (slack > 0) await sleep(slack * 1000);
-  const commitsBefore = await commits(db);
-  const cpuBefore = cpuSnapshot(stack.apps.map((a) => ({ label: a.name, pid: a.proc.pid! })));
   const deadline = Date.now() + Math.max(TIMEOUT_FLOOR_S, n / 25) * 1000;
   let unfinished = await remaining();
   while (unfinished > 0 && Date.now() < deadline) {
     await sleep(500);
     unfinished = await remaining();
   }
+  return unfinished;
+}
+
+/** From the due moment: when the first charge was opened and the last rebill moved on (s). */
+async function drainTimes(db: Client, prefix: string, due: Date): Promise<{ first_open: number | null; last_advance: number | null }> {
   const [times] = (
     await db.query<{ first_open: number | null; last_advance: number | null }>(
       `SELECT (SELECT extract(epoch FROM min(c.created_at) - $2::timestamptz) FROM rebill_cycles c JOIN rebills r ON r.id = c.rebill_id
@@ -310,6 +185,49 @@ async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[]
       [prefix, due],
     )
   ).rows;
+  return times;
+}
+
+/** The figure's detail: how the drain went, batch by batch, and what it cost. */
+function drainDetail(d: Drain, o: RebillBenchOptions, cards: number, pollMs: string | undefined, drain: number): string {
+  const c = d.check;
+  const duplicates = c.moreCycles + c.chargedTwice;
+  return (
+    `${d.seeded.toLocaleString('en-US')} rebills of ${o.merchants} merchants on ${cards} vaulted cards, all due at one instant; ` +
+    `first charge opened ${d.firstOpenS.toFixed(1)} s after (REBILL_POLL_MS ${pollMs ?? 'default 5000'}), ` +
+    `last rebill moved on ${d.lastAdvanceS.toFixed(1)} s after (${drain.toFixed(0)} cycles/s from the first opened)` +
+    (d.unfinished ? `, **${d.unfinished} not charged within the wait**` : '') +
+    `; ${c.advanced}/${c.rebills} at cycle 2, ${c.oneCycle} with one charge, ${c.chargedOnce}/${c.charges} charges with one acquirer authorization ` +
+    `(${c.repeats} repeats answered from the record, ${c.merchantInitiated} merchant-initiated), ${c.approved} approved, ` +
+    `${duplicates ? `**${duplicates} charged twice**` : 'none charged twice'}; ` +
+    `${d.batches.count} batches of ${d.batches.meanSize.toFixed(0)} on average, each ${d.batches.meanS.toFixed(2)} s from its opening transaction's start to its last moved on, ` +
+    `${d.batches.meanGapS.toFixed(2)} s from that to the next opening's start; ${d.commitsPerCycle.toFixed(1)} Postgres commits per cycle; ` +
+    `CPU ms per cycle until the last moved on: ${Object.entries(d.cpuMsPerCycle)
+      .map(([label, ms]) => `${label} ${ms.toFixed(2)}`)
+      .join(', ')} (servers: every Postgres and Redis process on the host); ` +
+    `settled ${d.settled}/${c.charges}, the gateway idle ${d.settledAfterS.toFixed(1)} s after the bench saw the last moved on; ` +
+    `seeded in ${d.seedS.toFixed(1)} s (due ${d.slackS >= 0 ? `${d.slackS.toFixed(1)} s after the seed` : `**${(-d.slackS).toFixed(1)} s before the seed ended**`}); ` +
+    `baseline: ${o.baseline.toLocaleString('en-US')} rows claimed, sent and moved on by the same batches and transport to a worker answering at once`
+  );
+}
+
+/** Anything short of every rebill charged once and moved on once. */
+function failuresOf(n: number, d: Drain): number {
+  const c = d.check;
+  return Math.max(0, n - Math.min(c.rebills, c.advanced, c.oneCycle, c.charges, c.chargedOnce, c.approved)) + c.moreCycles + c.chargedTwice;
+}
+
+/**
+ * Seeds `n` active rebills on the templates' cards, all due at one instant, and waits until the
+ * tokenizer's scheduler has charged them all and moved each on; then checks what was charged.
+ */
+async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[], n: number, prefix: string): Promise<Drain> {
+  const { due, seedS, slack, nextDue } = await seedRebills(db, templates, n, prefix);
+  if (slack > 0) await sleep(slack * 1000);
+  const commitsBefore = await commits(db);
+  const cpuBefore = cpuSnapshot(stack.apps.map((a) => ({ label: a.name, pid: a.proc.pid! })));
+  const unfinished = await waitUntilCharged(db, due, n);
+  const times = await drainTimes(db, prefix, due);
   const commitsDuring = (await commits(db)) - commitsBefore;
   const spent = cpuSecondsBetween(cpuBefore, cpuSnapshot(stack.apps.map((a) => ({ label: a.name, pid: a.proc.pid! }))));
   // The settlement of the charges and their events, after the last rebill moved on (not in the figure).
@@ -338,105 +256,4 @@ async function seedAndDrain(stack: BenchStack, db: Client, templates: Template[]
     batches: await batchesOf(db, prefix),
     cpuMsPerCycle: Object.fromEntries(Object.entries(spent.byLabel).map(([label, cpuS]) => [label, (cpuS * 1000) / n])),
   };
-}
-
-/** Every seeded rebill at cycle 2 with one charge, every charge approved and authorized once at the acquirer. */
-async function checkCharges(db: Client, prefix: string, nextDue: Date): Promise<Check> {
-  const [r] = (
-    await db.query<Record<string, number>>(
-      `WITH s AS (SELECT * FROM rebills WHERE reference LIKE $1 || '-%'),
-       c AS (SELECT c.rebill_id, count(*) AS n FROM rebill_cycles c JOIN s ON s.id = c.rebill_id GROUP BY c.rebill_id),
-       -- One pass over the acquirer's records (a repeat is not under the partial index by operation key).
-       x AS (
-         SELECT operation_key, count(*) FILTER (WHERE NOT repeat AND kind = 'authorize') AS calls, count(*) FILTER (WHERE repeat) AS repeats
-         FROM sandbox_calls GROUP BY operation_key),
-       k AS (
-         SELECT c.transaction_id, t.status, c.merchant_initiated, coalesce(x.calls, 0) AS calls, coalesce(x.repeats, 0) AS repeats
-         FROM rebill_cycles c JOIN s ON s.id = c.rebill_id JOIN transactions t ON t.id = c.transaction_id
-           LEFT JOIN x ON x.operation_key = c.transaction_id || '-authorize')
-       SELECT (SELECT count(*) FROM s)::int AS rebills,
-         (SELECT count(*) FROM s WHERE state = 'active' AND next_cycle = 2 AND next_attempt = 0 AND open_transaction_id IS NULL AND next_due_at = $2)::int AS advanced,
-         (SELECT count(*) FROM c WHERE n = 1)::int AS one_cycle,
-         (SELECT count(*) FROM c WHERE n > 1)::int AS more_cycles,
-         (SELECT count(*) FROM k)::int AS charges,
-         (SELECT count(*) FROM k WHERE status = 8)::int AS approved,
-         (SELECT count(*) FROM k WHERE calls = 1)::int AS charged_once,
-         (SELECT count(*) FROM k WHERE calls > 1)::int AS charged_twice,
-         (SELECT coalesce(sum(repeats), 0) FROM k)::int AS repeats,
-         (SELECT count(*) FROM k WHERE merchant_initiated)::int AS merchant_initiated`,
-      [prefix, nextDue],
-    )
-  ).rows;
-  return {
-    rebills: r.rebills,
-    advanced: r.advanced,
-    oneCycle: r.one_cycle,
-    moreCycles: r.more_cycles,
-    charges: r.charges,
-    approved: r.approved,
-    chargedOnce: r.charged_once,
-    chargedTwice: r.charged_twice,
-    repeats: r.repeats,
-    merchantInitiated: r.merchant_initiated,
-  };
-}
-
-const BARE_PATTERN = 'bench.rebill-bare';
-
-/**
- * The same work stripped bare: `n` rows of a table of their own, due at once, claimed
- * REBILL_BATCH at a time as the scheduler opens charges (one transaction: SELECT … FOR UPDATE SKIP
- * LOCKED in due order, read off the index, UPDATE), each sent through the gateway's own queue transport to a worker in another
- * process (TOKENIZER_CONCURRENCY at once) that answers at once, and moved on in one UPDATE per
- * batch. No transaction, vault, acquirer, outbox or settlement. Returns rows/s.
- */
-async function bareCycles(stack: BenchStack, db: Client, n: number): Promise<number> {
-  const batch = Number(stack.env.REBILL_BATCH ?? 500);
-  const concurrency = Number(stack.env.TOKENIZER_CONCURRENCY ?? 32);
-  await db.query(`CREATE TABLE bench_bare_rebills (id uuid PRIMARY KEY, next_cycle int NOT NULL, next_due_at timestamptz, open_id uuid)`);
-  await db.query(`CREATE INDEX bench_bare_rebills_due ON bench_bare_rebills (next_due_at) WHERE open_id IS NULL`);
-  const worker = spawn(process.execPath, [join(__dirname, '..', 'rebill-bare-worker.js'), BARE_PATTERN, String(concurrency)], {
-    env: stack.env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const env = new EnvReader(stack.env);
-  const client = new BullMqClient({ connection: readRedisTarget(env), prefix: stack.env.QUEUE_PREFIX, replyTimeoutMs: 60_000 });
-  env.done('bench');
-  try {
-    await once(worker.stdout, 'data');
-    await db.query(
-      `INSERT INTO bench_bare_rebills SELECT gen_random_uuid(), 1, now() - interval '1 second', NULL FROM generate_series(1, $1::int)`,
-      [n],
-    );
-    await db.query('ANALYZE bench_bare_rebills');
-    const started = process.hrtime.bigint();
-    for (;;) {
-      await db.query('BEGIN');
-      const ids = (
-        await db.query<{ id: string }>(
-          `SELECT id FROM bench_bare_rebills WHERE open_id IS NULL AND next_due_at <= now() ORDER BY next_due_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-          [batch],
-        )
-      ).rows.map((r) => r.id);
-      await db.query(`UPDATE bench_bare_rebills SET open_id = gen_random_uuid() WHERE id = ANY($1::uuid[])`, [ids]);
-      await db.query('COMMIT');
-      if (!ids.length) break;
-      await Promise.all(ids.map((id) => lastValueFrom(client.send(BARE_PATTERN, withJobId({ id }, `bare-${id}`)))));
-      await db.query(
-        `UPDATE bench_bare_rebills SET next_cycle = 2, next_due_at = next_due_at + interval '1 month', open_id = NULL WHERE id = ANY($1::uuid[])`,
-        [ids],
-      );
-    }
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const [{ done }] = (await db.query<{ done: number }>('SELECT count(*)::int AS done FROM bench_bare_rebills WHERE next_cycle = 2')).rows;
-    if (done !== n) throw new Error(`bare rebills: ${done} of ${n} moved on`);
-    return n / seconds;
-  } finally {
-    await client.close();
-    if (worker.exitCode === null) {
-      worker.kill('SIGTERM');
-      await once(worker, 'exit');
-    }
-    await db.query('DROP TABLE IF EXISTS bench_bare_rebills');
-  }
 }

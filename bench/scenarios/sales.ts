@@ -33,6 +33,7 @@ export function saleScenarios(closed: LoadShape, fixed: LoadShape): Scenario[] {
       path: '/v1/receiver',
       baselineBody: sampleResponse,
       shapes: [closed, fixed],
+      barePipeline: true,
       target: { shape: 'closed', rps: 700 },
       extraTarget: { shape: 'fixed', p99Ms: 50 },
       body: (stack: BenchStack) => {

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { waitUntil } from '../../scripts/lib/processes';
 import { LoadShape } from '../lib/load';
 import { Scenario } from '../lib/scenario';
-import { BenchStack, internalIdOf, runCli } from '../lib/stack';
+import { BenchStack, createBenchMerchant, internalIdOf, runCli } from '../lib/stack';
 import { BENCH_CARD, saleRequest } from './sales';
 
 /**
@@ -49,7 +49,7 @@ export function splitSaleScenarios(closed: LoadShape): Scenario[] {
       baselineBody: sampleResponse,
       shapes: [closed],
       prepare: async (stack) => {
-        merchant = await runCli(stack.env, ['merchant:create', '--name', 'bench-split']);
+        merchant = await createBenchMerchant(stack.env, 'bench-split');
         recipients = await approvedRecipients(stack, merchant.merchantId, 'bench');
       },
       body: () => {

@@ -1,10 +1,11 @@
 import { Client } from 'pg';
 // Relative path: the test run's global setup loads this without the suites' module mapping.
 import { connectRedis } from '../../libs/platform/src/redis';
-import { canConnect } from './local-servers';
+import { canConnect } from './probes';
 
 export { onLoopbackPort } from './local-servers';
-import { APP_ROLES, ROLE_PASSWORD_VARIABLES, RoleOwner } from '../../libs/persistence/src/roles';
+import { APP_ROLES, RoleOwner } from '../../libs/persistence/src/role-catalogue';
+import { ROLE_PASSWORD_VARIABLES } from '../../libs/persistence/src/role-settings';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';

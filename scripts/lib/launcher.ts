@@ -13,7 +13,7 @@ import { distEntry, lastJsonLine, migrateEntry, runNode, sleep, within } from '.
  * are each launcher's own choice.
  */
 
-export type AppName = 'tokenizer' | 'settlement' | 'notifier' | 'api' | 'admin';
+export type AppName = 'tokenizer' | 'settlement' | 'notifier' | 'api' | 'console' | 'admin';
 
 export interface AppSpec {
   name: AppName;
@@ -29,6 +29,8 @@ export const APPS: readonly AppSpec[] = [
   { name: 'settlement', portVariable: 'HEALTH_PORT', defaultPort: 3002 },
   { name: 'notifier', portVariable: 'HEALTH_PORT', defaultPort: 3003 },
   { name: 'api', portVariable: 'PORT', defaultPort: 3000 },
+  // The operators' console, the merchants' portal and /admin (the queue dashboard).
+  { name: 'console', portVariable: 'PORT', defaultPort: 3100 },
   // Where operator commands run (the CLI sends them there): the only holder of the operator role.
   { name: 'admin', portVariable: 'PORT', defaultPort: 3010 },
 ];

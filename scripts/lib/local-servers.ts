@@ -1,8 +1,13 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, Socket } from 'node:net';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { PgBouncerOptions, writePgBouncerConfig } from './pgbouncer-config';
+import { RedisOptions, redisServerArgs } from './redis-server-args';
+import { clusterTools, initCluster, writeSettings } from './postgres-cluster-setup';
+import { postgresCanWrite, postgresUser } from './postgres-user';
+import { canConnect, redisPing } from './probes';
 import { join } from 'node:path';
-import { run, runOrThrow, waitUntil, which, within } from './processes';
+import { waitUntil, which, within } from './processes';
 
 /**
  * Private Postgres clusters and Redis servers on loopback: the quick start's embedded default when
@@ -53,39 +58,6 @@ export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** A TCP connect, nothing more: tells "nothing listens" apart from "something answers wrongly". */
-export function canConnect(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect({ port, host });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
-/** RESP PING over a raw socket so that readiness checks need no client library or retry logic. */
-export function redisPing(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ port, host });
-    let reply = '';
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (d) => {
-      reply += d.toString();
-      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
-    });
-    socket.once('error', () => done(false));
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Finding the server programs
 
@@ -118,47 +90,6 @@ export function findPgBouncer(): string | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Running Postgres as its own user
-
-interface PostgresUser {
-  /** Turns a command into one that runs as the postgres user (unchanged when we are not root). */
-  wrap(cmd: string, args: string[]): [string, string[]];
-  /** Gives a folder we created to the user the server runs as. */
-  own(dir: string): void;
-}
-
-/**
- * initdb and postgres refuse to run as root (a compromised server must not own the machine), so
- * when we are root they run as the `postgres` system account, in folders that account owns.
- */
-function postgresUser(): PostgresUser {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
-    return { wrap: (cmd, args) => [cmd, args], own: () => undefined };
-  }
-  let uid: number;
-  let gid: number;
-  try {
-    uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-  } catch {
-    throw new Error('running as root, but there is no "postgres" user to run initdb/postgres as (PostgreSQL refuses to run as root)');
-  }
-  const runuser = which('runuser') ?? ['/usr/sbin/runuser', '/sbin/runuser'].find(existsSync);
-  if (!runuser)
-    throw new Error('running as root, but "runuser" (util-linux) is missing: it is needed to run Postgres as the postgres user');
-  return {
-    wrap: (cmd, args) => [runuser, ['-u', 'postgres', '--', cmd, ...args]],
-    own: (dir) => chownSync(dir, uid, gid),
-  };
-}
-
-/** Can the account the server runs as write here? Fails e.g. under /root (mode 0700). */
-async function postgresCanWrite(user: PostgresUser, dir: string): Promise<boolean> {
-  const [cmd, args] = user.wrap('test', ['-w', dir, '-a', '-x', dir]);
-  return (await run(cmd, args, { cwd: '/' })).code === 0;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Private Postgres
 
 export interface PostgresOptions {
@@ -188,22 +119,9 @@ export async function startPrivatePostgresCluster(opts: PostgresOptions): Promis
   if (!(await postgresCanWrite(user, dir))) {
     throw new Error(`the postgres user cannot write ${dir} (a parent folder is not accessible to it)`);
   }
-  const pg = (tool: string, args: string[], timeoutMs = 120_000) => {
-    const [cmd, argv] = user.wrap(join(bin, tool), args);
-    // cwd: the server user may not be allowed into ours, and tools warn when they can't chdir back.
-    return runOrThrow(cmd, argv, { cwd: dir, timeoutMs, env: { ...process.env, LC_ALL: 'C' } });
-  };
+  const { pg, running } = clusterTools(bin, user, dir, data);
+  if (!existsSync(join(data, 'PG_VERSION'))) await initCluster(pg, data);
 
-  if (!existsSync(join(data, 'PG_VERSION'))) {
-    await pg('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
-    // Our settings live in a file we rewrite at every start, so the port can change between runs.
-    writeFileSync(
-      join(data, 'postgresql.conf'),
-      `${readFileSync(join(data, 'postgresql.conf'), 'utf8')}\ninclude_if_exists = 'gateway-local.conf'\n`,
-    );
-  }
-
-  const running = async () => (await run(...user.wrap(join(bin, 'pg_ctl'), ['-D', data, 'status']), { cwd: dir })).code === 0;
   let port = opts.port ?? (await freePort());
   if (await running()) {
     // postmaster.pid line 4 is the port the running server listens on.
@@ -251,51 +169,8 @@ export async function startPrivatePostgresCluster(opts: PostgresOptions): Promis
   return server;
 }
 
-/**
- * For cleanup after a crashed test process: stops whatever cluster runs in `dir` (if any) without
- * waiting for clients, and deletes the folder.
- */
-export async function discardPostgresCluster(dir: string): Promise<void> {
-  const bin = findPostgresBinDir();
-  const data = join(dir, 'data');
-  if (bin && existsSync(join(data, 'postmaster.pid'))) {
-    const [cmd, args] = postgresUser().wrap(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']);
-    await run(cmd, args, { cwd: '/', timeoutMs: 30_000 });
-  }
-  rmSync(dir, { recursive: true, force: true });
-}
-
-function writeSettings(data: string, dir: string, port: number, durable: boolean, settings: string[]): void {
-  const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
-  // A Unix socket path is limited to ~107 bytes; with a deep folder, go TCP-only rather than fail.
-  const socketDir = `${dir}/.s.PGSQL.${port}`.length < 100 ? dir : '';
-  const lines = [
-    `listen_addresses = '127.0.0.1'`,
-    `port = ${port}`,
-    `unix_socket_directories = ${quote(socketDir)}`,
-    `max_connections = 200`,
-    ...(durable ? [] : ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off']),
-    ...settings,
-  ];
-  writeFileSync(join(data, 'gateway-local.conf'), lines.join('\n') + '\n', { mode: 0o644 });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Private Redis
-
-export interface RedisOptions {
-  dir: string;
-  port?: number;
-  /** Append-only file on: queued jobs survive a restart (the quick start); off for tests. */
-  persistent?: boolean;
-  /**
-   * Own process group, so a Ctrl-C in the terminal reaches only the quick start, which then stops
-   * the apps before their Redis. Tests keep it in their group so it dies with them.
-   */
-  detached?: boolean;
-  /** More redis-server arguments (a cluster node's, for instance). */
-  extraArgs?: string[];
-}
 
 export async function startPrivateRedisServer(opts: RedisOptions): Promise<PrivateServer> {
   const bin = findRedisServer();
@@ -303,23 +178,7 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
   mkdirSync(opts.dir, { recursive: true });
   const port = opts.port ?? (await freePort());
   const logFile = join(opts.dir, 'redis.log');
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    opts.persistent ? 'yes' : 'no',
-    '--dir',
-    opts.dir,
-    '--logfile',
-    logFile,
-    '--daemonize',
-    'no',
-    ...(opts.extraArgs ?? []),
-  ];
+  const args = redisServerArgs(opts, port, logFile);
   const child = new ChildServer('redis-server', port, logFile);
 
   const server: PrivateServer = {
@@ -353,76 +212,7 @@ export async function startPrivateRedisServer(opts: RedisOptions): Promise<Priva
 }
 
 // ---------------------------------------------------------------------------------------------
-// Private Redis Cluster
-
-export interface PrivateRedisCluster {
-  /** The masters, each a private Redis server (stop one to take a node down). */
-  readonly nodes: PrivateServer[];
-  /** REDIS_CLUSTER_NODES for the apps: 127.0.0.1:<port>,… */
-  readonly spec: string;
-  destroy(): Promise<void>;
-}
-
-/**
- * A Redis Cluster of `masters` masters (no replicas) on loopback, each node in its own folder under
- * `dir` on a free port: the servers start with cluster mode on, `redis-cli --cluster create`
- * assigns the 16384 slots over them, and this waits until every node says cluster_state:ok.
- */
-export async function startPrivateRedisCluster(opts: { dir: string; masters?: number }): Promise<PrivateRedisCluster> {
-  const redisCli = which('redis-cli');
-  if (!redisCli) throw new Error('redis-cli is not installed (it creates the cluster)');
-  const nodes: PrivateServer[] = [];
-  const destroy = async () => {
-    await Promise.all(nodes.map((n) => n.destroy().catch(() => undefined)));
-    rmSync(opts.dir, { recursive: true, force: true });
-  };
-  try {
-    for (let i = 0; i < (opts.masters ?? 3); i++) {
-      const dir = join(opts.dir, `node${i}`);
-      nodes.push(
-        await startPrivateRedisServer({
-          dir,
-          extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf')],
-        }),
-      );
-    }
-    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-    await runOrThrow(redisCli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeoutMs: 30_000 });
-    await waitUntil(
-      'cluster_state:ok on every node',
-      async () => {
-        const states = await Promise.all(
-          nodes.map((n) => run(redisCli, ['-p', String(n.port), 'cluster', 'info'], { timeoutMs: 5_000 }).then((r) => r.stdout)),
-        );
-        return states.every((s) => /cluster_state:ok/.test(s));
-      },
-      30_000,
-      200,
-    );
-    return { nodes, spec: addresses.join(','), destroy };
-  } catch (e) {
-    await destroy();
-    throw e;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Private PgBouncer
-
-export interface PgBouncerOptions {
-  /** Folder for its settings, user list, log and pid file (created; given to the postgres user when we are root). */
-  dir: string;
-  /** The Postgres server it pools for (host and port; user, password and database are not used). */
-  upstream: string;
-  /** Who may log in (its auth_file); each gets a pool per database. */
-  users: readonly string[];
-  port?: number;
-  /**
-   * Server connections per database × user (default_pool_size). Default 20, the largest DB_POOL_SIZE
-   * of an app, so one replica of each never waits on the pooler.
-   */
-  poolSize?: number;
-}
 
 /**
  * A PgBouncer on loopback in transaction mode in front of `upstream`, every database (`*`),
@@ -438,30 +228,10 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PrivateSer
   const dir = opts.dir;
   mkdirSync(dir, { recursive: true });
   user.own(dir);
-  const upstream = new URL(opts.upstream);
   const port = opts.port ?? (await freePort());
   const logFile = join(dir, 'pgbouncer.log');
   const pidFile = join(dir, 'pgbouncer.pid');
-  const config = join(dir, 'pgbouncer.ini');
-  const quoted = (s: string) => `"${s.replace(/"/g, '""')}"`;
-  writeFileSync(join(dir, 'users.txt'), opts.users.map((u) => `${quoted(u)} ""`).join('\n') + '\n', { mode: 0o644 });
-  const settings = [
-    '[databases]',
-    `* = host=${upstream.hostname.replace(/^\[|\]$/g, '')} port=${upstream.port || 5432}`,
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1',
-    `listen_port = ${port}`,
-    'unix_socket_dir =',
-    'auth_type = trust',
-    `auth_file = ${join(dir, 'users.txt')}`,
-    `admin_users = ${opts.users[0]}`,
-    'pool_mode = transaction',
-    `default_pool_size = ${opts.poolSize ?? 20}`,
-    'max_client_conn = 2000',
-    `logfile = ${logFile}`,
-    `pidfile = ${pidFile}`,
-  ];
-  writeFileSync(config, settings.join('\n') + '\n', { mode: 0o644 });
+  const config = writePgBouncerConfig(opts, port, logFile, pidFile);
 
   const pgbouncerPid = (): number | undefined => {
     try {

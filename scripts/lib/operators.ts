@@ -26,7 +26,7 @@ export async function operatorTokenActive(databaseUrl: string, token: string): P
   const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
   try {
     await client.connect();
-    // As operatorTokenHash (libs/persistence), which this file cannot import: the test run's global
+    // As operatorTokenHash (libs/operators), which this file cannot import: the test run's global
     // setup loads it without the @app aliases.
     const hash = createHash('sha256').update(token).digest();
     const { rowCount } = await client.query('SELECT 1 FROM operators WHERE token_hash = $1 AND revoked_at IS NULL', [hash]);

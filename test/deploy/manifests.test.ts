@@ -37,7 +37,7 @@ const MODELS: Record<string, ModelClass> = {
 };
 
 /** The queues each worker consumes or feeds itself: what its autoscaler must watch. */
-const WORKER_QUEUES: Record<Exclude<AppName, 'api' | 'admin'>, string[]> = {
+const WORKER_QUEUES: Record<Exclude<AppName, 'api' | 'console' | 'admin'>, string[]> = {
   tokenizer: [...WorkerPatterns.tokenizer],
   settlement: [...WorkerPatterns.settlement],
   notifier: [...WorkerPatterns.notifier, DELIVERY_QUEUE, RECOVERY_QUEUE],
@@ -46,13 +46,14 @@ const WORKER_QUEUES: Record<Exclude<AppName, 'api' | 'admin'>, string[]> = {
 /**
  * The longest a unit of in-flight work takes with the default settings, which the drain on SIGTERM
  * (libs/platform/src/shutdown.ts) waits for: the api's longest request (a sale waits up to
- * SALE_SYNC_WAIT_MS / REPLY_TIMEOUT_MS, 10 s), a tokenizer job (ACQUIRER_TIMEOUT_MS 3 s and
- * OPERATION_WAIT_MS 5 s), a settlement job (a few statements, bounded by the 10 s job lock), a
- * webhook attempt (WEBHOOK_TIMEOUT_MS 15 s). The grace period must cover preStop + this + closing.
+ * SALE_SYNC_WAIT_MS / REPLY_TIMEOUT_MS, 10 s), a console page (its statements, 5 s each at most), a
+ * tokenizer job (ACQUIRER_TIMEOUT_MS 3 s and OPERATION_WAIT_MS 5 s), a settlement job (a few
+ * statements, bounded by the 10 s job lock), a webhook attempt (WEBHOOK_TIMEOUT_MS 15 s). The grace
+ * period must cover preStop + this + closing.
  */
 // The admin app's drain waits for the commands running (ADMIN_COMMAND_TIMEOUT_MS bounds them; a
 // deploy waits this long for the ordinary ones, and a longer one is stopped and said to be).
-const DRAIN_S: Record<AppName, number> = { api: 10, tokenizer: 8, settlement: 10, notifier: 15, admin: 60 };
+const DRAIN_S: Record<AppName, number> = { api: 10, console: 10, tokenizer: 8, settlement: 10, notifier: 15, admin: 60 };
 const CLOSE_MARGIN_S = 10;
 
 function yamlFiles(dir: string): string[] {
@@ -109,7 +110,14 @@ const configOf = (app: AppName | 'cli') =>
 // The admin app runs the operator CLI: what the CLI reads is its configuration too (its settings,
 // and the webhook secrets' key ring the merchant and webhook commands seal with).
 const ADMIN_RUNS = [...configOf('cli'), 'apps/cli/src/merchants/merchant.commands.ts'];
-const configSources = (app: AppName) => [...configOf(app), ...(app === 'admin' ? ADMIN_RUNS : []), 'libs/platform/src/env.ts'];
+// The web apps read their limits and proxies through the HTTP edge's readers.
+const WEB_EDGE = ['libs/http/src/edge-config.ts'];
+const configSources = (app: AppName) => [
+  ...configOf(app),
+  ...(app === 'admin' ? ADMIN_RUNS : []),
+  ...(app === 'api' || app === 'console' ? WEB_EDGE : []),
+  'libs/platform/src/env.ts',
+];
 
 function containerOf(deployment: Obj): Obj {
   const containers = deployment.spec.template.spec.containers as Obj[];
@@ -219,8 +227,8 @@ describe('Kubernetes manifests', () => {
       const c = containerOf(d);
       const preStop = c.lifecycle?.preStop?.exec?.command as string[] | undefined;
       const preStopS = preStop ? Number(preStop[1]) : 0;
-      // The api is behind a Service: it keeps serving while the endpoints drop it.
-      if (name === 'api') expect(preStop?.[0]).toBe('sleep');
+      // The api and the console are behind a Service: each keeps serving while the endpoints drop it.
+      if (name === 'api' || name === 'console') expect(preStop?.[0]).toBe('sleep');
       if (preStop) expect(preStop).toEqual(['sleep', String(preStopS)]);
       expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(preStopS + DRAIN_S[name] + CLOSE_MARGIN_S);
     });
@@ -256,10 +264,10 @@ describe('Kubernetes manifests', () => {
       const pdb = find('PodDisruptionBudget', name)!;
       expect(pdb.spec.selector.matchLabels).toEqual(deployment().spec.selector.matchLabels);
       expect(pdb.spec.maxUnavailable ?? pdb.spec.minAvailable).toBeDefined();
-      if (name === 'admin') {
-        // A few operators' commands: two replicas for availability, nothing to scale on.
+      if (name === 'admin' || name === 'console') {
+        // A few operators' commands, or operators' and merchants' pages: two replicas for availability, nothing to scale on.
         expect(deployment().spec.replicas).toBe(2);
-        expect(objects.filter((o) => o.spec?.scaleTargetRef?.name === 'admin')).toEqual([]);
+        expect(objects.filter((o) => o.spec?.scaleTargetRef?.name === name)).toEqual([]);
         return;
       }
       if (name === 'api') {
@@ -288,6 +296,7 @@ describe('Kubernetes manifests', () => {
         'DATABASE_URL',
         'SECRETS_KEKS',
         'DB_PASSWORD_API',
+        'DB_PASSWORD_CONSOLE',
         'DB_PASSWORD_TOKENIZER',
         'DB_PASSWORD_SETTLEMENT',
         'DB_PASSWORD_NOTIFIER',
@@ -296,7 +305,8 @@ describe('Kubernetes manifests', () => {
         'DB_PASSWORD_BREAKGLASS',
       ].sort(),
     );
-    const roles = readFileSync(join(root, 'libs/persistence/src/roles.ts'), 'utf8');
+    // The names the migration runner reads the passwords from (ROLE_PASSWORD_VARIABLES).
+    const roles = readFileSync(join(root, 'libs/persistence/src/role-settings.ts'), 'utf8');
     for (const k of keys.filter((k) => k.startsWith('DB_PASSWORD_'))) expect(roles).toContain(`'${k}'`);
   });
 

@@ -9,12 +9,12 @@ import { repoRoot } from '../../scripts/lib/processes';
 /** `npm start -- --scale app=n`: what it accepts, what it refuses (with the reason), and the ports it hands out. */
 describe('quick start --scale', () => {
   it('reads app=count entries; apps not named run once', () => {
-    expect(parseScale('tokenizer=2,notifier=3')).toEqual({ tokenizer: 2, settlement: 1, notifier: 3, api: 1, admin: 1 });
-    expect(parseScale(' api = 2 ')).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 2, admin: 1 });
+    expect(parseScale('tokenizer=2,notifier=3')).toEqual({ tokenizer: 2, settlement: 1, notifier: 3, api: 1, console: 1, admin: 1 });
+    expect(parseScale(' api = 2 ')).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 2, console: 1, admin: 1 });
   });
 
   it.each([
-    ['bogus=2', '--scale: unknown app "bogus"; the apps are tokenizer, settlement, notifier, api'],
+    ['bogus=2', '--scale: unknown app "bogus"; the apps are tokenizer, settlement, notifier, api, console, admin'],
     ['tokenizer=0', '--scale: tokenizer=0: the count must be a whole number from 1 to 16'],
     ['tokenizer=1.5', '--scale: tokenizer=1.5: the count must be a whole number from 1 to 16'],
     ['tokenizer=two', '--scale: tokenizer=two: the count must be a whole number from 1 to 16'],
@@ -36,9 +36,10 @@ describe('quick start --scale', () => {
       settlement: 1,
       notifier: 1,
       api: 2,
+      console: 1,
       admin: 1,
     });
-    expect(scaleFromArgs([], {})).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 1, admin: 1 });
+    expect(scaleFromArgs([], {})).toEqual({ tokenizer: 1, settlement: 1, notifier: 1, api: 1, console: 1, admin: 1 });
     expect(() => scaleFromArgs([], { SCALE: 'x=1' })).toThrow('SCALE: unknown app "x"');
     expect(() => scaleFromArgs(['--scal', 'api=2'], {})).toThrow('unknown argument "--scal"');
     expect(() => scaleFromArgs(['--scale'], {})).toThrow('--scale needs app=count entries');
@@ -53,12 +54,19 @@ describe('quick start --scale', () => {
     // Something else listens on 3005: the second notifier skips it.
     const busy = new Set([3005]);
     const ports = await replicaPorts(
-      { tokenizer: 2, settlement: 1, notifier: 3, api: 2, admin: 1 },
-      { tokenizer: 3001, settlement: 3002, notifier: 3003, api: 3000, admin: 3010 },
-      { tokenizer: 3001, settlement: 3002, notifier: 3003, api: 3000, admin: 3010 },
+      { tokenizer: 2, settlement: 1, notifier: 3, api: 2, console: 2, admin: 1 },
+      { tokenizer: 3001, settlement: 3002, notifier: 3003, api: 3000, console: 3100, admin: 3010 },
+      { tokenizer: 3001, settlement: 3002, notifier: 3003, api: 3000, console: 3100, admin: 3010 },
       async (port) => !busy.has(port),
     );
-    expect(ports).toEqual({ tokenizer: [3001, 3004], settlement: [3002], notifier: [3003, 3006, 3007], api: [3000, 3008], admin: [3010] });
+    expect(ports).toEqual({
+      tokenizer: [3001, 3004],
+      settlement: [3002],
+      notifier: [3003, 3006, 3007],
+      api: [3000, 3008],
+      console: [3100, 3101],
+      admin: [3010],
+    });
   });
 
   it('checks real ports: one in use is skipped', async () => {
@@ -69,9 +77,9 @@ describe('quick start --scale', () => {
     try {
       const { isPortFree } = await import('../../scripts/lib/local-servers');
       const ports = await replicaPorts(
-        { tokenizer: 2, settlement: 1, notifier: 1, api: 1, admin: 1 },
-        { tokenizer: held, settlement: 1, notifier: 2, api: 3, admin: 4 },
-        { tokenizer: held - 1, settlement: 1, notifier: 2, api: 3, admin: 4 },
+        { tokenizer: 2, settlement: 1, notifier: 1, api: 1, console: 1, admin: 1 },
+        { tokenizer: held, settlement: 1, notifier: 2, api: 3, console: 5, admin: 4 },
+        { tokenizer: held - 1, settlement: 1, notifier: 2, api: 3, console: 5, admin: 4 },
         (port) => isPortFree(port),
       );
       expect(ports.tokenizer[1]).toBeGreaterThan(held);

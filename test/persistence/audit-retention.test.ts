@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, PRUNED_TABLES, RetentionPruner, RoleOwner } from '@app/persistence';
+import { dataSourceOptions, RetentionRepository, RoleOwner } from '@app/persistence';
+import { PRUNED_TABLES, RetentionPruner } from '@app/retention';
 import { EnvReader, readRetentionConfig, RetentionConfig } from '@app/platform';
 import { createDatabaseIfMissing, dropDatabase, roleUrl, withDatabase } from '../../scripts/lib/database';
 
@@ -13,7 +14,7 @@ const config = (): RetentionConfig => ({ ...readRetentionConfig(new EnvReader({}
 /**
  * Issue 32 finding 4: the audit trail is pruned by a retention rule (RETENTION_AUDIT), through the
  * one narrow path the migration makes (prune_audit_events(), run as the table's owner, EXECUTE for
- * the api and the operator only), while every role is still refused a DELETE of its own and the
+ * the console and the operator only), while every role is still refused a DELETE of its own and the
  * trigger still refuses any other change. In a database of its own, migrated here.
  */
 describe('audit trail retention (real Postgres)', () => {
@@ -40,7 +41,7 @@ describe('audit trail retention (real Postgres)', () => {
     await createDatabaseIfMissing(url);
     owner = await new DataSource(dataSourceOptions(url, 4)).initialize();
     await owner.runMigrations({ transaction: 'each' });
-    for (const app of ['api', 'tokenizer', 'notifier', 'cli'] as const)
+    for (const app of ['api', 'console', 'tokenizer', 'notifier', 'cli'] as const)
       asRole.set(app, await new DataSource(dataSourceOptions(roleUrl(url, app), 2)).initialize());
   });
 
@@ -67,27 +68,27 @@ describe('audit trail retention (real Postgres)', () => {
     const oldAttempt = await event('old-attempt', ago(500 * DAY), 'attempted');
     await event('old-outcome', ago(500 * DAY - 1000), 'ok', oldAttempt);
 
-    const passes = await new RetentionPruner(asRole.get('cli')!, PRUNED_TABLES, config()).run();
+    const passes = await new RetentionPruner(new RetentionRepository(asRole.get('cli')!), PRUNED_TABLES, config()).run();
     expect(passes.find((p) => p.table === ('audit_events' as never))).toEqual({ table: 'audit_events', rows: 6 });
     expect(await left()).toEqual(['straddling-attempt', 'straddling-outcome', 'young-1', 'young-2']);
   });
 
-  it("the api's own pass prunes it too; a dry run counts and deletes nothing", async () => {
-    await event('api-old', ago(400 * DAY));
-    const dry = await RetentionPruner.of('api', asRole.get('cli')!, config()).run({ dry: true });
+  it("the console's own pass prunes it too; a dry run counts and deletes nothing", async () => {
+    await event('console-old', ago(400 * DAY));
+    const dry = await RetentionPruner.of('console', new RetentionRepository(asRole.get('cli')!), config()).run({ dry: true });
     expect(dry.find((p) => p.table === ('audit_events' as never))).toEqual({ table: 'audit_events', rows: 1 });
-    expect(await left()).toContain('api-old');
-    const passes = await RetentionPruner.of('api', asRole.get('api')!, config()).run();
+    expect(await left()).toContain('console-old');
+    const passes = await RetentionPruner.of('console', new RetentionRepository(asRole.get('console')!), config()).run();
     expect(passes.find((p) => p.table === ('audit_events' as never))).toEqual({ table: 'audit_events', rows: 1 });
-    expect(await left()).not.toContain('api-old');
+    expect(await left()).not.toContain('console-old');
   });
 
-  it('no role may delete an event itself, nor prune younger than 30 days; only the api and the operator may prune', async () => {
+  it('no role may delete an event itself, nor prune younger than 30 days; only the console and the operator may prune', async () => {
     await event('guarded', ago(40 * DAY));
-    for (const app of ['api', 'tokenizer', 'notifier', 'cli'] as const)
+    for (const app of ['api', 'console', 'tokenizer', 'notifier', 'cli'] as const)
       await expect(asRole.get(app)!.query(`DELETE FROM audit_events WHERE target = 'guarded'`)).rejects.toMatchObject({ code: '42501' });
-    await expect(asRole.get('api')!.query(`SELECT prune_audit_events(now() - interval '29 days', 100)`)).rejects.toThrow(/30 days/);
-    for (const app of ['tokenizer', 'notifier'] as const)
+    await expect(asRole.get('console')!.query(`SELECT prune_audit_events(now() - interval '29 days', 100)`)).rejects.toThrow(/30 days/);
+    for (const app of ['api', 'tokenizer', 'notifier'] as const)
       await expect(asRole.get(app)!.query(`SELECT prune_audit_events(now() - interval '400 days', 100)`)).rejects.toMatchObject({
         code: '42501',
       });
@@ -108,7 +109,7 @@ describe('audit trail retention (real Postgres)', () => {
     await other.startTransaction();
     try {
       await other.query(`SELECT pg_advisory_xact_lock(1765700000, hashtext('audit_events'))`);
-      const passes = await RetentionPruner.of('api', asRole.get('api')!, config()).run();
+      const passes = await RetentionPruner.of('console', new RetentionRepository(asRole.get('console')!), config()).run();
       expect(passes.find((p) => p.table === ('audit_events' as never))).toEqual({ table: 'audit_events', rows: 0, skipped: true });
     } finally {
       await other.rollbackTransaction();

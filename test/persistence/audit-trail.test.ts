@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { AuditTrail } from '@app/persistence';
+import { AuditTrail } from '@app/operators';
+import { AuditEventsRepository } from '@app/persistence';
 import { hasCardLikeNumber } from '@app/platform/safe-error';
 import { CANARY_CARDS } from '../fixtures/cards';
 
@@ -20,7 +21,7 @@ describe('AuditTrail (real Postgres)', () => {
   beforeAll(async () => {
     db = new DataSource({ type: 'postgres', url: process.env.DATABASE_URL });
     await db.initialize();
-    audit = new AuditTrail(db);
+    audit = new AuditTrail(new AuditEventsRepository(db));
   });
 
   afterAll(async () => {

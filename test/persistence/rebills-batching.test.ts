@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, RebillsRepository } from '@app/persistence';
+import { RebillLifecycle } from '@app/rebills';
 import { createMerchant } from '../support/stack';
 
 jest.setTimeout(60_000);
@@ -14,15 +15,15 @@ jest.setTimeout(60_000);
  * batched, the rebill moves on once: one answer says so, and a suspension is told to the
  * merchant once.
  */
-describe('RebillsRepository.advance batching (real Postgres)', () => {
+describe('RebillLifecycle.advance batching (real Postgres)', () => {
   let db: DataSource;
-  let repo: RebillsRepository;
+  let repo: RebillLifecycle;
   let merchantId: string;
 
   beforeAll(async () => {
     merchantId = (await createMerchant('rebill batching shop')).internalId;
     db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 4)).initialize();
-    repo = new RebillsRepository(db);
+    repo = new RebillLifecycle(new RebillsRepository(db));
   });
 
   afterAll(async () => {
@@ -72,7 +73,7 @@ describe('RebillsRepository.advance batching (real Postgres)', () => {
     expect(results.filter((r) => r !== undefined)).toHaveLength(1);
     expect(results.find((r) => r !== undefined)).toMatchObject({ state: 'suspended', suspended: 'hard_decline' });
     expect(await suspensionEvents(blocked.id)).toBe(1);
-    const row = await repo.find(undefined, blocked.id);
+    const row = await repo.repository.find(undefined, blocked.id);
     expect(row).toMatchObject({
       state: 'suspended',
       suspended_reason: 'hard_decline',
@@ -86,7 +87,7 @@ describe('RebillsRepository.advance batching (real Postgres)', () => {
     const declined = await openAndDecline('05');
     const results = await Promise.all([repo.advance(declined.id, declined.tx), repo.advance(declined.id, declined.tx)]);
     expect(results.filter((r) => r !== undefined)).toHaveLength(1);
-    const row = await repo.find(undefined, declined.id);
+    const row = await repo.repository.find(undefined, declined.id);
     expect(row).toMatchObject({ state: 'active', open_transaction_id: null, next_cycle: 1, next_attempt: 1 });
     expect(row!.next_due_at).toEqual(new Date('2061-01-11T00:00:00Z'));
     expect(await suspensionEvents(declined.id)).toBe(0);

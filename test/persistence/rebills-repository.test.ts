@@ -2,19 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { RebillPeriods } from '@app/contracts';
 import { dataSourceOptions, NewRebill, RebillsRepository } from '@app/persistence';
+import { RebillLifecycle } from '@app/rebills';
 import { createMerchant } from '../support/stack';
 
 jest.setTimeout(120_000);
 
 /**
- * RebillsRepository against real Postgres (the run's migrated database), with the acquirer's
+ * RebillLifecycle and its RebillsRepository against real Postgres (the run's migrated database), with the acquirer's
  * decisions written straight into the charges: many runners opening and moving on the same
  * rebills at once, cancels racing them, and one decision arriving twice in one batch.
  */
-describe('RebillsRepository (real Postgres)', () => {
+describe('RebillLifecycle and RebillsRepository (real Postgres)', () => {
   let db: DataSource;
   let merchantId: string;
-  const repos: RebillsRepository[] = [];
+  const repos: RebillLifecycle[] = [];
   let year = 2070;
 
   const rebill = (o: Partial<NewRebill> = {}): NewRebill => ({
@@ -60,12 +61,12 @@ describe('RebillsRepository (real Postgres)', () => {
     // Four runners, each with its own pool and batcher, as four processes would be.
     for (let i = 0; i < 4; i++) {
       const own = await new DataSource(dataSourceOptions(process.env.DATABASE_URL as string, 4)).initialize();
-      repos.push(new RebillsRepository(own));
+      repos.push(new RebillLifecycle(new RebillsRepository(own)));
     }
   });
 
   afterAll(async () => {
-    await Promise.all(repos.map((r) => (r as unknown as { db: DataSource }).db.destroy()));
+    await Promise.all(repos.map((r) => (r.repository as unknown as { db: DataSource }).db.destroy()));
     await db?.destroy();
   });
 
@@ -78,7 +79,7 @@ describe('RebillsRepository (real Postgres)', () => {
     const ids = created.map((c) => c.rebill.id);
     const asOf = new Date(`${year}-02-01T00:00:00Z`);
     const cancelled = new Map<string, number>();
-    const runner = async (repo: RebillsRepository) => {
+    const runner = async (repo: RebillLifecycle) => {
       for (let idle = 0; idle < 5;) {
         const opened = await repo.openDue(asOf, 5);
         if (!opened.length) {

@@ -4,12 +4,11 @@ import {
   dataSourceOptions,
   IdempotencyKeysRepository,
   newMerchantPublicId,
-  PRUNED_TABLES,
   PrunedTable,
-  RETENTION_OWNERS,
-  RetentionPruner,
+  RetentionRepository,
   RoleOwner,
 } from '@app/persistence';
+import { PRUNED_TABLES, RETENTION_OWNERS, RetentionPruner } from '@app/retention';
 import { EnvReader, readRetentionConfig, RetentionConfig } from '@app/platform';
 import { createDatabaseIfMissing, dropDatabase, roleUrl, withDatabase } from '../../scripts/lib/database';
 
@@ -21,7 +20,7 @@ const HOUR = 3_600_000;
 const config = (): RetentionConfig => ({ ...readRetentionConfig(new EnvReader({})), batchRows: 3 });
 
 /**
- * The retention rules (docs/OPERATIONS.md "Retention") against real Postgres, in a database of
+ * The retention rules (docs/operations/retention.md) against real Postgres, in a database of
  * their own (migrated here), each run as the app that owns it, under that app's role: each deletes
  * exactly what is past its age, and nothing younger or still needed.
  */
@@ -33,7 +32,9 @@ describe('retention (real Postgres)', () => {
   let operatorId: string;
 
   const pruner = (app: RoleOwner, tables?: PrunedTable[], cfg = config()): RetentionPruner =>
-    tables ? new RetentionPruner(asRole.get(app)!, tables, cfg) : RetentionPruner.of(app, asRole.get(app)!, cfg);
+    tables
+      ? new RetentionPruner(new RetentionRepository(asRole.get(app)!), tables, cfg)
+      : RetentionPruner.of(app, new RetentionRepository(asRole.get(app)!), cfg);
   const ago = (ms: number) => new Date(Date.now() - ms);
   const rowsOf = async (sql: string, params: unknown[] = []): Promise<string[]> =>
     (await owner.query<{ k: string }[]>(sql, params)).map((r) => r.k).sort();
@@ -42,7 +43,7 @@ describe('retention (real Postgres)', () => {
     await createDatabaseIfMissing(url);
     owner = await new DataSource(dataSourceOptions(url, 4)).initialize();
     await owner.runMigrations({ transaction: 'each' });
-    for (const app of ['api', 'tokenizer', 'notifier', 'cli'] as const)
+    for (const app of ['api', 'console', 'tokenizer', 'notifier', 'cli'] as const)
       asRole.set(app, await new DataSource(dataSourceOptions(roleUrl(url, app), 4)).initialize());
     merchantId = randomUUID();
     await owner.query(
@@ -66,13 +67,13 @@ describe('retention (real Postgres)', () => {
   it('gives each table one owner app, and each app its own tables only', () => {
     expect(PRUNED_TABLES.map((t) => `${t}:${RETENTION_OWNERS[t]}`).sort()).toEqual(
       [
-        'audit_events:api',
-        'console_sessions:api',
+        'audit_events:console',
+        'console_sessions:console',
         'deliveries:notifier',
         'delivery_attempts:notifier',
         'idempotency_keys:api',
         'outbox:tokenizer',
-        'portal_links:api',
+        'portal_links:console',
         'sandbox_calls:tokenizer',
       ].sort(),
     );
@@ -208,7 +209,7 @@ describe('retention (real Postgres)', () => {
     const expiredLongAgo = await link(31 * DAY, null);
     const revokedLongAgo = await link(-30 * DAY, 31 * DAY);
     const keptLinks = [await link(29 * DAY, null), await link(-DAY, null), await link(-DAY, 29 * DAY)];
-    const passes = await pruner('api', ['console_sessions', 'portal_links']).run();
+    const passes = await pruner('console', ['console_sessions', 'portal_links']).run();
     expect(passes).toEqual([
       { table: 'console_sessions', rows: 2 },
       { table: 'portal_links', rows: 2 },
@@ -252,8 +253,8 @@ describe('retention (real Postgres)', () => {
     const cfg = { ...config(), batchRows: 50 };
     const second = await new DataSource(dataSourceOptions(roleUrl(url, 'tokenizer'), 4)).initialize();
     try {
-      const a = new RetentionPruner(asRole.get('tokenizer')!, ['outbox'], cfg);
-      const b = new RetentionPruner(second, ['outbox'], cfg);
+      const a = new RetentionPruner(new RetentionRepository(asRole.get('tokenizer')!), ['outbox'], cfg);
+      const b = new RetentionPruner(new RetentionRepository(second), ['outbox'], cfg);
       const passes = (await Promise.all([a.run(), b.run(), a.run(), b.run()])).flat();
       const deleted = passes.reduce((n, p) => n + p.rows, 0);
       expect(deleted).toBe(3000);
@@ -331,7 +332,7 @@ describe('retention (real Postgres)', () => {
       await q.startTransaction();
       await q.query(`SELECT * FROM delivery_attempts_partitions(now() - interval '30 days', now() + interval '60 days', false)`);
       // The first holds the table's pass until it commits: this one leaves it.
-      const [pass] = await new RetentionPruner(notifier, ['delivery_attempts'], config()).run();
+      const [pass] = await new RetentionPruner(new RetentionRepository(notifier), ['delivery_attempts'], config()).run();
       expect(pass).toEqual({ table: 'delivery_attempts', rows: 0, partitions: [], skipped: true });
       await q.commitTransaction();
     } finally {

@@ -30,7 +30,13 @@ describe('token_facts migration (real Postgres)', () => {
     // Back to before the migration: the vault as the previous release left it (the later
     // migrations undone first, each by its own down).
     const lastName = async () => (await db.query<{ name: string }[]>('SELECT name FROM migrations ORDER BY id DESC LIMIT 1'))[0].name;
-    const later = ['AuditRetention1766100000000', 'OperatorRoles1766000000000', 'Rebills1765900000000'];
+    const later = [
+      'ConsoleRole1766300000000',
+      'AcquirerAccounts1766200000000',
+      'AuditRetention1766100000000',
+      'OperatorRoles1766000000000',
+      'Rebills1765900000000',
+    ];
     while (later.includes(await lastName())) await db.undoLastMigration({ transaction: 'each' });
     expect(await lastName()).toBe('TokenFacts1765800000000');
     await db.undoLastMigration({ transaction: 'each' });

@@ -28,7 +28,7 @@ describe('TransactionsRepository batching (real Postgres)', () => {
     amount: 10_000 + n,
     maskedCard: '411111******1111',
     brand: 'visa',
-    details: { n, quote: `it's "${n}"` },
+    details: { departureTax: n, softDescriptor: `it's "${n}"` },
   });
   const eventsOf = async (id: string) => (await db.query('SELECT event FROM outbox WHERE aggregate_id = $1', [id])).length;
 

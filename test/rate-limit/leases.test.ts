@@ -3,7 +3,7 @@ import { deleteKeys, type RedisConnection } from '@app/platform';
 import { testRedis, testRedisTarget } from '../support/redis';
 import type { PinoLogger } from 'nestjs-pino';
 import type { ApiConfig } from '../../apps/api/src/config/api.config';
-import { LEASES_PER_S, RateLimitedError, RateLimitService } from '../../apps/api/src/rate-limit/rate-limit.service';
+import { LEASES_PER_S, RateLimitedError, RateLimitService } from '@app/http';
 
 /**
  * The limiter's leases against the run's real Redis: a replica takes a merchant's budget in
@@ -11,6 +11,9 @@ import { LEASES_PER_S, RateLimitedError, RateLimitService } from '../../apps/api
  * calls instead of one per request, while the replicas together still admit no more than the
  * budget. Each service below is one api replica.
  */
+// Each case may wait for a fresh limiter second up to five times on a loaded machine: more than jest's 5 s.
+jest.setTimeout(30_000);
+
 describe('rate limiter leases (real Redis)', () => {
   const prefix = `${process.env.QUEUE_PREFIX ?? 'gwt'}lease${randomBytes(3).toString('hex')}`;
   const redis = testRedis();

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Client } from 'pg';
 import Redis from 'ioredis';
-import { canConnect } from '../../scripts/lib/local-servers';
+import { canConnect } from '../../scripts/lib/probes';
 import { resolveInfra } from './infra';
 import { PrivateServer, startPrivatePostgres, startPrivateRedis } from './stack';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { discardPostgresCluster } from '../../scripts/lib/local-servers';
+import { discardPostgresCluster } from '../../scripts/lib/postgres-cleanup';
 
 /**
  * A record of every process and private server the suites start, kept on disk in the run's

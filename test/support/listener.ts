@@ -59,7 +59,10 @@ export class Listener {
     for (;;) {
       const got = this.at(path).slice(skip);
       if (got.length === count || Date.now() > deadline) {
-        if (got.length !== count) throw new Error(`${path}: ${got.length} requests after the first ${skip}, expected ${count}`);
+        if (got.length !== count)
+          throw new Error(
+            `${path}: ${got.length} requests after the first ${skip}, expected ${count}: ${got.map((r) => r.transactionId).join(', ')}`,
+          );
         return got.map((r) => r.transactionId?.toLowerCase());
       }
       await new Promise((resolve) => setTimeout(resolve, 100));

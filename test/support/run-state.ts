@@ -1,4 +1,5 @@
-import type { PrivateRedisCluster, PrivateServer } from '../../scripts/lib/local-servers';
+import type { PrivateServer } from '../../scripts/lib/local-servers';
+import type { PrivateRedisCluster } from '../../scripts/lib/redis-cluster';
 import type { Infra } from './infra';
 
 /** What the global setup hands to the global teardown (jest runs both in its main process). */

@@ -151,12 +151,16 @@ export interface StackOptions {
   withAdmin?: boolean;
 }
 
-/** What every stack runs: the api and the three workers (the admin app only when asked for). */
+/** What every stack runs: the api, the console and the three workers (the admin app only when asked for). */
 export const PIPELINE: readonly AppName[] = APP_NAMES.filter((n) => n !== 'admin');
 
 export interface Stack {
+  /** The api's URL (/v1, /docs). */
   baseUrl: string;
+  /** The console app's URL: /console, /portal and /admin. */
+  consoleUrl: string;
   api: AppHandle;
+  console: AppHandle;
   tokenizer: AppHandle;
   settlement: AppHandle;
   notifier: AppHandle;
@@ -171,7 +175,10 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** The four pipeline apps, booted in parallel (then the admin app with withAdmin); `env` goes to every one of them. */
+/**
+ * The pipeline apps (the api, the console and the workers), booted in parallel (then the admin app
+ * with withAdmin); `env` goes to every one of them.
+ */
 export async function startStack(env: Record<string, string> = {}, opts: StackOptions = {}): Promise<Stack> {
   const envOf = (name: AppName, extra: Record<string, string> = {}) => ({ ...env, ...opts.envFor?.[name], ...extra });
   const started = await Promise.allSettled(PIPELINE.map((name) => startApp(name, envOf(name), { readyTimeoutMs: opts.readyTimeoutMs })));
@@ -184,8 +191,8 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
     started.map((r) => [(r as PromiseFulfilledResult<AppHandle>).value.name, (r as PromiseFulfilledResult<AppHandle>).value]),
   ) as Record<AppName, AppHandle>;
   if (opts.withAdmin) {
-    // Portal links the commands print start where merchants reach this stack's api.
-    const publicBase = { PUBLIC_BASE_URL: apps.api.url };
+    // Portal links the commands print start where merchants reach this stack's console.
+    const publicBase = { CONSOLE_PUBLIC_URL: apps.console.url };
     try {
       apps.admin = await startApp('admin', envOf('admin', publicBase), { readyTimeoutMs: opts.readyTimeoutMs });
     } catch (e) {
@@ -199,10 +206,14 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
 
   const stack: Stack = {
     baseUrl: apps.api.url,
+    consoleUrl: apps.console.url,
     adminUrl: apps.admin?.url,
     apps,
     get api() {
       return apps.api;
+    },
+    get console() {
+      return apps.console;
     },
     get tokenizer() {
       return apps.tokenizer;

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { register } from 'prom-client';
 import { lastValueFrom } from 'rxjs';
-import { BullMqClient, BullMqServer, QueueDepthReader, queueOn } from '@app/messaging';
+import { BullMqClient, BullMqServer, PartitionedQueue, QueueDepthReader, queueOn } from '@app/messaging';
 import { connectRedis, type RedisConnection } from '@app/platform';
 import { testRedis, testRedisTarget } from '../support/redis';
 import { sampleValue } from '../support/metrics';
@@ -118,6 +118,30 @@ describe('queue depth and reply-wait metrics (real Redis)', () => {
     } finally {
       await reader.close();
       await queue.obliterate({ force: true });
+      await queue.close();
+    }
+  });
+
+  it('reports a queue cut into partitions as one: their counts summed, the oldest of them its age', async () => {
+    const name = 'qm.parts';
+    const queue = new PartitionedQueue(name, { connection: redis, prefix, partitions: 3 });
+    const reader = new QueueDepthReader({ connection: redis, prefix, queues: [name], partitions: 3, observeQueues: ['qm.plain'] });
+    try {
+      expect(queue.all.map((q) => q.name)).toEqual(['qm.parts#0', 'qm.parts#1', 'qm.parts#2']);
+      const ids = Array.from({ length: 12 }, (_, i) => `qm-part-${i}`);
+      for (const id of ids) await queue.of(id).add('x', { id }, { jobId: id });
+      // Each job is found again by its id alone, in the partition the id picks; more than one partition holds some.
+      for (const id of ids) expect((await queue.getJob(id))?.data).toEqual({ id });
+      const held = await Promise.all(queue.all.map((q) => q.getWaitingCount()));
+      expect(held.filter((n) => n > 0).length).toBeGreaterThan(1);
+      await new Promise((r) => setTimeout(r, 1_100));
+      const depths = await reader.read();
+      expect([...depths.keys()].sort()).toEqual([name, 'qm.plain']);
+      expect(depths.get(name)).toMatchObject({ waiting: 12, active: 0, delayed: 0, failed: 0 });
+      expect(depths.get(name)!.oldestWaitingAgeS).toBeGreaterThanOrEqual(1);
+    } finally {
+      await reader.close();
+      for (const q of queue.all) await q.obliterate({ force: true });
       await queue.close();
     }
   });

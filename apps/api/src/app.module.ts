@@ -2,38 +2,31 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { appImports } from '@app/boot';
 import { ApiConfig } from './config/api.config';
+import { AcquirerRoutingService } from './receiver/acquirer-routing.service';
 import { MerchantAuthService } from './auth/merchant-auth.service';
-import { HttpExceptionFilter } from './errors/http-exception.filter';
+import { AuthLimits, EdgeLimitsConfig, HttpExceptionFilter, RateLimitService } from '@app/http';
 import { gatewayClientProvider } from './messaging/gateway-client.provider';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensService } from './tokens/tokens.service';
 import {
-  AuditTrail,
-  ConsoleSessionsRepository,
-  DeliveriesRepository,
-  DeliveryConsoleRepository,
-  ListenersRepository,
+  AuditEventsRepository,
+  AcquirerAccountsRepository,
   FeePlansRepository,
   IdempotencyKeysRepository,
-  OperatorsRepository,
-  PortalLinksRepository,
   LedgerRepository,
   MerchantsRepository,
   RecipientsRepository,
-  RecoveriesRepository,
   TokenFactsRepository,
   TransactionsRepository,
   RebillsRepository,
 } from '@app/persistence';
-import { AdminController } from './admin/admin.controller';
-import { AdminQueues } from './admin/admin-queues';
+import { AuditTrail } from '@app/operators';
+import { RebillLifecycle } from '@app/rebills';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { ReceiverController } from './receiver/receiver.controller';
 import { ReceiverService } from './receiver/receiver.service';
 import { RebillService } from './receiver/rebill.service';
 import { SaleTermsService } from './split/sale-terms.service';
-import { RateLimitService } from './rate-limit/rate-limit.service';
-import { AuthLimits } from './rate-limit/auth-limits.service';
 
 @Module({})
 export class AppModule {
@@ -41,10 +34,13 @@ export class AppModule {
     return {
       module: AppModule,
       imports: appImports('api', config.base, config.dbPoolSize),
-      controllers: [TokensController, ReceiverController, AdminController],
+      controllers: [TokensController, ReceiverController],
       providers: [
         { provide: ApiConfig, useValue: config },
+        { provide: EdgeLimitsConfig, useExisting: ApiConfig },
         MerchantsRepository,
+        AcquirerAccountsRepository,
+        AcquirerRoutingService,
         MerchantAuthService,
         RateLimitService,
         AuthLimits,
@@ -53,6 +49,7 @@ export class AppModule {
         ReceiverService,
         RebillService,
         RebillsRepository,
+        RebillLifecycle,
         IdempotencyService,
         IdempotencyKeysRepository,
         TransactionsRepository,
@@ -60,15 +57,8 @@ export class AppModule {
         FeePlansRepository,
         LedgerRepository,
         SaleTermsService,
-        DeliveriesRepository,
-        DeliveryConsoleRepository,
-        RecoveriesRepository,
-        ListenersRepository,
-        OperatorsRepository,
-        ConsoleSessionsRepository,
-        PortalLinksRepository,
+        AuditEventsRepository,
         AuditTrail,
-        { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redis, config.base.queuePrefix) },
         gatewayClientProvider,
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
       ],

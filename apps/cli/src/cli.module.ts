@@ -1,9 +1,19 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
 import {
-  AuditTrail,
+  accountsSource,
+  AcquirerRouter,
+  createAcquirerRouter,
+  PostgresSandboxCallLog,
+  readConnectorSettings,
+  SandboxAcquirer,
+} from '@app/acquirer';
+import { EnvReader } from '@app/platform';
+import { keyringSource } from './keys/keyrings';
+import { MerchantRemoveAcquirerCommand, MerchantSetAcquirerCommand, MerchantShowCommand } from './merchants/acquirer-account.commands';
+import {
+  AuditEventsRepository,
   databaseIdentity,
   dataSourceOptions,
   DeliveriesRepository,
@@ -14,15 +24,18 @@ import {
   PortalLinksRepository,
   LedgerRepository,
   MerchantsRepository,
+  AcquirerAccountsRepository,
   RecipientsRepository,
   RebillsRepository,
   RecoveriesRepository,
   TransactionsRepository,
 } from '@app/persistence';
+import { AuditTrail } from '@app/operators';
 import { RebillListCommand, RebillRunDueCommand, RebillShowCommand } from './rebills/rebill.commands';
+import { RebillLifecycle } from '@app/rebills';
 import { TokenCardKeysRepository } from '@app/vault-store';
 import { CaptureSettlement, ChargebackSettlement, VerifyLedger } from '@app/settlement';
-import { AcquirerReconcileCommand } from './acquirer/acquirer.commands';
+import { AcquirerReconcileCommand, AcquirerVoidOrphanCommand } from './acquirer/acquirer.commands';
 import {
   DeliveryQueueRef,
   MerchantRotateWebhookSecretCommand,
@@ -55,6 +68,7 @@ import { RetentionRunCommand } from './retention/retention.commands';
   providers: [
     // Every command below runs through the gate: an operator's token, its role, the audit trail.
     OperatorsRepository,
+    AuditEventsRepository,
     AuditTrail,
     OperatorSession,
     CommandGate,
@@ -81,7 +95,11 @@ import { RetentionRunCommand } from './retention/retention.commands';
       },
     },
     MerchantsRepository,
+    AcquirerAccountsRepository,
     MerchantCreateCommand,
+    MerchantSetAcquirerCommand,
+    MerchantRemoveAcquirerCommand,
+    MerchantShowCommand,
     MerchantRotateKeyCommand,
     MerchantSetLimitsCommand,
     MerchantSetWebhookThrottleCommand,
@@ -113,12 +131,22 @@ import { RetentionRunCommand } from './retention/retention.commands';
     PostgresSandboxCallLog,
     // The sandbox serves every acquirer code here; its books are its call log, kept RETENTION_SANDBOX_CALLS. The CLI never authorizes.
     {
-      provide: ACQUIRER_CONNECTOR,
-      inject: [PostgresSandboxCallLog, CliConfig],
-      useFactory: (log: PostgresSandboxCallLog, cfg: CliConfig) =>
-        new SandboxAcquirer(log, { slowApprovalMs: 0, booksKeptMs: cfg.base.retention.sandboxCallsMs }),
+      // acquirer:reconcile asks each transaction's acquirer, through its merchant's account.
+      provide: AcquirerRouter,
+      inject: [PostgresSandboxCallLog, CliConfig, AcquirerAccountsRepository],
+      useFactory: (log: PostgresSandboxCallLog, cfg: CliConfig, accounts: AcquirerAccountsRepository) =>
+        createAcquirerRouter(
+          new SandboxAcquirer(log, { slowApprovalMs: 0, booksKeptMs: cfg.base.retention.sandboxCallsMs }),
+          readConnectorSettings(new EnvReader(cfg.env), new EnvReader(cfg.env).int('ACQUIRER_TIMEOUT_MS', 3_000, 100, 60_000)),
+          // The secrets ring is read only when a production merchant's account is opened.
+          {
+            routingOf: (id) => accounts.routingOf(id),
+            accountOf: (id, code) => accountsSource(accounts, keyringSource(cfg, 'SECRETS_KEKS').keyring).accountOf(id, code),
+          },
+        ),
     },
     AcquirerReconcileCommand,
+    AcquirerVoidOrphanCommand,
     DeliveriesRepository,
     { provide: DeliveryQueueRef, inject: [CliConfig], useFactory: (cfg: CliConfig) => new DeliveryQueueRef(cfg) },
     WebhooksListCommand,
@@ -133,6 +161,7 @@ import { RetentionRunCommand } from './retention/retention.commands';
     ListenerEnableCommand,
     RetentionRunCommand,
     RebillsRepository,
+    RebillLifecycle,
     RebillListCommand,
     RebillShowCommand,
     RebillRunDueCommand,

@@ -39,6 +39,11 @@ export async function runRemotely(argv: readonly string[], env: NodeJS.ProcessEn
   const [name, ...args] = argv;
   const base = env.GATEWAY_ADMIN_URL!.replace(/\/+$/, '');
   const say = (error: string) => process.stderr.write(`${JSON.stringify({ error })}\n`);
+  // On the admin app a command's arguments become a process's, which anyone on that host can list.
+  if (args.some((a) => a === '--secret' || a.startsWith('--secret='))) {
+    say('give the secret on standard input with --secret-stdin: through the admin app, --secret would show in its process list');
+    return 1;
+  }
   let res: Response;
   try {
     res = await fetch(`${base}/admin/commands/${encodeURIComponent(name)}`, {
@@ -48,7 +53,8 @@ export async function runRemotely(argv: readonly string[], env: NodeJS.ProcessEn
         authorization: `Bearer ${env.GATEWAY_OPERATOR_TOKEN?.trim() ?? ''}`,
         'x-gateway-client': cliOrigin(),
       },
-      body: JSON.stringify({ args }),
+      // A secret piped in (--secret-stdin) travels in the body, never in the arguments.
+      body: JSON.stringify({ args, ...(args.includes('--secret-stdin') ? { stdin: await readAllStdin() } : {}) }),
     });
   } catch (e) {
     say(
@@ -71,4 +77,10 @@ export async function runRemotely(argv: readonly string[], env: NodeJS.ProcessEn
   if (body.stdout) process.stdout.write(body.stdout);
   if (body.stderr) process.stderr.write(body.stderr);
   return body.exitCode ?? 1;
+}
+
+async function readAllStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

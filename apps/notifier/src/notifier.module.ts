@@ -2,7 +2,14 @@ import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/co
 import { Queue } from 'bullmq';
 import { connectRedis, type RedisConnection } from '@app/platform';
 import { queueOn } from '@app/messaging';
-import { AuditTrail, DeliveriesRepository, ListenersRepository, MerchantsRepository, RecoveriesRepository } from '@app/persistence';
+import {
+  AuditEventsRepository,
+  DeliveriesRepository,
+  ListenersRepository,
+  MerchantsRepository,
+  RecoveriesRepository,
+} from '@app/persistence';
+import { AuditTrail } from '@app/operators';
 import { appImports } from '@app/boot';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { NotifierConfig } from './config/notifier.config';
@@ -44,6 +51,7 @@ export class NotifierModule implements OnApplicationShutdown {
         MerchantsRepository,
         ListenersRepository,
         RecoveriesRepository,
+        AuditEventsRepository,
         AuditTrail,
         ListenerHealthRecorder,
         DeliveriesService,

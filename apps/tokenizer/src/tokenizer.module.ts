@@ -1,19 +1,29 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { lastValueFrom } from 'rxjs';
 import { DataSource } from 'typeorm';
-import { queueOn, TypedClient, withJobId } from '@app/messaging';
+import { PartitionedQueue, TypedClient, withJobId } from '@app/messaging';
 import { connectRedis } from '@app/platform';
-import { OperationsRepository, OutboxRelay, RebillsRepository, TransactionsRepository } from '@app/persistence';
+import {
+  AcquirerAccountsRepository,
+  OperationsRepository,
+  OutboxRepository,
+  RebillsRepository,
+  TransactionsRepository,
+} from '@app/persistence';
+import { OutboxRelay } from '@app/outbox';
+import { RebillLifecycle } from '@app/rebills';
+import { Logger } from '@nestjs/common';
 import { appImports, queueClient } from '@app/boot';
-import { ACQUIRER_CONNECTOR, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
+import { accountsSource, AcquirerRouter, createAcquirerRouter, PostgresSandboxCallLog, SandboxAcquirer } from '@app/acquirer';
 import { TokenizerConfig } from './config/tokenizer.config';
 import { PaymentsHandler } from './payments/payments.handler';
 import { OperationClaimsReconciler } from './payments/operation-claims.reconciler';
-import { PaymentsService } from './payments/payments.service';
+import { MoneyOperationsService } from './payments/money-operations.service';
+import { SalesService } from './payments/sales.service';
+import { TransactionChanges } from './payments/transaction-changes';
 import { AUTHORIZE_QUEUE, PendingSalesReconciler } from './payments/pending-sales.reconciler';
 import { REBILL_CLIENT, RebillScheduler } from './payments/rebill.scheduler';
-import { Queue } from 'bullmq';
 import { EventName, EventPayloadOf, Patterns } from '@app/contracts';
 import { TokenCardsRepository } from '@app/vault-store';
 import { TokensHandler } from './tokens/tokens.handler';
@@ -34,57 +44,84 @@ export class TokenizerModule {
         TokensService,
         TransactionsRepository,
         OperationsRepository,
-        PaymentsService,
+        TransactionChanges,
+        SalesService,
+        MoneyOperationsService,
         PendingSalesReconciler,
         OperationClaimsReconciler,
         RebillsRepository,
+        RebillLifecycle,
         RebillScheduler,
         // The scheduler sends each due charge on the queue as any card.authorize.
         { provide: REBILL_CLIENT, useExisting: EVENTS_CLIENT },
-        {
-          // Read-only use (does a job exist?); errors are the reconciler's to retry, not a crash.
-          provide: AUTHORIZE_QUEUE,
-          useFactory: () =>
-            new Queue(
-              Patterns.CardAuthorize,
-              queueOn(
-                connectRedis(config.base.redis, { maxRetriesPerRequest: 1 }).on('error', () => undefined),
-                config.base.queuePrefix,
-                Patterns.CardAuthorize,
-              ),
-            ).on('error', () => undefined),
-        },
+        authorizeQueue(config),
         PostgresSandboxCallLog,
-        {
-          // In this (test) environment every acquirer code is served by the sandbox.
-          provide: ACQUIRER_CONNECTOR,
-          inject: [PostgresSandboxCallLog],
-          useFactory: (log: PostgresSandboxCallLog) =>
-            new SandboxAcquirer(log, { slowApprovalMs: config.sandboxSlowApprovalMs, followUpLatencyMs: config.sandboxFollowUpLatencyMs }),
-        },
+        AcquirerAccountsRepository,
+        acquirerRouter(config),
         {
           provide: EVENTS_CLIENT,
           useFactory: () => new TypedClient(queueClient(config.base)),
         },
-        {
-          provide: OutboxRelay,
-          inject: [getDataSourceToken(), EVENTS_CLIENT],
-          // Outbox rows hold events as the payments service built them from the catalogue's types.
-          useFactory: (db: DataSource, events: TypedClient) =>
-            new OutboxRelay(
-              db,
-              (event, id, payload) =>
-                lastValueFrom(events.emit(event as EventName, withJobId(payload as EventPayloadOf<EventName>, `outbox-${id}`)), {
-                  defaultValue: undefined,
-                }),
-              {
-                intervalMs: config.outboxIntervalMs,
-                pokeDelayMs: config.outboxPokeDelayMs,
-                batchSize: 100,
-              },
-            ),
-        },
+        outboxRelay(config),
       ],
     };
   }
+}
+
+/**
+ * The authorize queue, read only (does a job exist?), in as many partitions as the transport cuts
+ * it into; errors are the reconciler's to retry, not a crash.
+ */
+function authorizeQueue(config: TokenizerConfig): Provider {
+  return {
+    provide: AUTHORIZE_QUEUE,
+    useFactory: () =>
+      new PartitionedQueue(Patterns.CardAuthorize, {
+        connection: connectRedis(config.base.redis, { maxRetriesPerRequest: 1 }).on('error', () => undefined),
+        prefix: config.base.queuePrefix,
+        partitions: config.base.queuePartitions,
+      }),
+  };
+}
+
+/** Test merchants' sales go to the sandbox, production merchants' to Cielo or e.Rede. */
+function acquirerRouter(config: TokenizerConfig): Provider {
+  return {
+    provide: AcquirerRouter,
+    inject: [PostgresSandboxCallLog, AcquirerAccountsRepository],
+    useFactory: (log: PostgresSandboxCallLog, accounts: AcquirerAccountsRepository) => {
+      const logger = new Logger('AcquirerBreaker');
+      return createAcquirerRouter(
+        new SandboxAcquirer(log, {
+          slowApprovalMs: config.sandboxSlowApprovalMs,
+          followUpLatencyMs: config.sandboxFollowUpLatencyMs,
+        }),
+        config.connectors,
+        accountsSource(accounts, config.secrets),
+        (acquirer, state) => logger.warn(`${acquirer}: circuit breaker ${state}`),
+      );
+    },
+  };
+}
+
+/** Relays the outbox's events onto the queue. */
+function outboxRelay(config: TokenizerConfig): Provider {
+  return {
+    provide: OutboxRelay,
+    inject: [getDataSourceToken(), EVENTS_CLIENT],
+    // Outbox rows hold events as the sales and money operations services built them from the catalogue's types.
+    useFactory: (db: DataSource, events: TypedClient) =>
+      new OutboxRelay(
+        new OutboxRepository(db),
+        (event, id, payload) =>
+          lastValueFrom(events.emit(event as EventName, withJobId(payload as EventPayloadOf<EventName>, `outbox-${id}`)), {
+            defaultValue: undefined,
+          }),
+        {
+          intervalMs: config.outboxIntervalMs,
+          pokeDelayMs: config.outboxPokeDelayMs,
+          batchSize: 100,
+        },
+      ),
+  };
 }

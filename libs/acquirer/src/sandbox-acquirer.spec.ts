@@ -34,6 +34,7 @@ class MemoryCallLog implements SandboxCallLog {
 }
 
 const command = (pan: string, operationKey = `tx-${pan.slice(-1)}`) => ({
+  transactionId: operationKey,
   operationKey,
   acquirer: 26,
   pan,
@@ -106,12 +107,15 @@ describe('sandbox acquirer', () => {
     expect((await sandbox.capture({ operationKey: 'c2', tid: 'unknown', amount: 500 })).outcome).toBe('declined');
   });
 
-  it('fences a key it never received (a late call under it acts on nothing) and leaves one it did as it was', async () => {
+  it('settles a key it never received by closing it (a late call under it acts on nothing) and leaves one it did as it was', async () => {
     const ok = await sandbox.authorize(command(withLastDigit(TEST_CARDS.visa, 1)));
-    expect(await sandbox.fence('lost-1', 'cancel')).toMatchObject({ outcome: 'declined', voided: true });
+    expect(await sandbox.settle({ operationKey: 'lost-1', kind: 'cancel', transactionId: 't' })).toMatchObject({
+      outcome: 'declined',
+      voided: true,
+    });
     expect(await sandbox.cancel({ operationKey: 'lost-1', tid: ok.tid, amount: 500 })).toMatchObject({ outcome: 'declined', voided: true });
     const done = await sandbox.capture({ operationKey: 'done-1', tid: ok.tid, amount: 500 });
-    expect(await sandbox.fence('done-1', 'capture')).toEqual(done);
+    expect(await sandbox.settle({ operationKey: 'done-1', kind: 'capture', transactionId: 't' })).toEqual(done);
     expect(log.calls.filter((c) => c.result.outcome === 'approved' && c.kind !== 'authorize').map((c) => c.operationKey)).toEqual([
       'done-1',
     ]);

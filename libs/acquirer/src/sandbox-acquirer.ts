@@ -1,6 +1,14 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { maskPan } from '@app/card';
-import { AcquirerBook, AcquirerConnector, AcquirerResult, AuthorizeCommand, FollowUpCommand } from './acquirer.connector';
+import {
+  AcquirerConnector,
+  AcquirerResult,
+  AuthorizeCommand,
+  FollowUpCommand,
+  OperationRef,
+  SaleBooks,
+  SaleRef,
+} from './acquirer.connector';
 import { SandboxCallLog } from './sandbox-call-log';
 
 const BY_LAST_DIGIT: Record<string, { outcome: AcquirerResult['outcome']; returnCode: string; returnMessage: string; slow?: true }> = {
@@ -17,11 +25,13 @@ const BY_LAST_DIGIT: Record<string, { outcome: AcquirerResult['outcome']; return
 };
 
 /**
- * The built-in test acquirer (WIRE.md 7): the outcome follows the card number's last digit.
+ * The built-in test acquirer (docs/merchants/sandbox.md): the outcome follows the card number's last digit.
  * Every call is recorded (masked card only) and keyed by its operation key, so a repeated
  * operation is answered from the record instead of charging again.
  */
 export class SandboxAcquirer implements AcquirerConnector {
+  readonly name = 'sandbox';
+
   constructor(
     private readonly log: SandboxCallLog,
     private readonly opts: {
@@ -85,11 +95,16 @@ export class SandboxAcquirer implements AcquirerConnector {
     return this.log.recordOnce({ operationKey: cmd.operationKey, kind: 'reverse', tid: cmd.tid, result });
   }
 
-  async inquire(operationKey: string): Promise<AcquirerResult | undefined> {
-    return (await this.log.find(operationKey))?.result;
+  async inquire(ref: OperationRef): Promise<AcquirerResult | undefined> {
+    return (await this.log.find(ref.operationKey))?.result;
   }
 
-  async fence(operationKey: string, kind: 'capture' | 'cancel'): Promise<AcquirerResult> {
+  /** The sandbox can close a key: a call that landed before stands, otherwise the key is refused for good. */
+  settle(ref: OperationRef): Promise<AcquirerResult> {
+    return this.fence(ref.operationKey, ref.kind === 'authorize' ? 'cancel' : ref.kind);
+  }
+
+  private async fence(operationKey: string, kind: 'capture' | 'cancel'): Promise<AcquirerResult> {
     // First call under a key wins: a call that landed before stands, otherwise this refusal does.
     const refused: AcquirerResult = {
       outcome: 'declined',
@@ -102,8 +117,15 @@ export class SandboxAcquirer implements AcquirerConnector {
     return this.log.recordOnce({ operationKey, kind, result: refused });
   }
 
-  books(tids: readonly string[]): Promise<Map<string, AcquirerBook>> {
-    return this.log.books(tids);
+  /** By tid only: the sandbox decides a sale in the call that records it, so a sale without a tid never reached it. */
+  async books(sales: readonly SaleRef[]): Promise<Map<string, SaleBooks>> {
+    const byTid = await this.log.books(sales.flatMap((s) => (s.tid ? [s.tid] : [])));
+    const out = new Map<string, SaleBooks>();
+    for (const s of sales) {
+      const sale = s.tid ? byTid.get(s.tid) : undefined;
+      if (sale) out.set(s.transactionId, { sale, others: [] });
+    }
+    return out;
   }
 
   touchedSince(since: Date): Promise<string[]> {

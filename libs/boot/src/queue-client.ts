@@ -6,6 +6,7 @@ export function queueClient(base: BaseConfig, replyTimeoutMs?: number): BullMqCl
   return new BullMqClient({
     connection: base.redis,
     prefix: base.queuePrefix,
+    partitions: base.queuePartitions,
     replyTimeoutMs,
     keepCompletedJobsS: base.keepCompletedJobsS,
     keepFailedJobsS: base.keepFailedJobsS,

@@ -30,6 +30,7 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
   const transport = new BullMqServer({
     connection: opts.base.redis,
     prefix: opts.base.queuePrefix,
+    partitions: opts.base.queuePartitions,
     requiredPatterns: [...opts.requiredPatterns],
     concurrency: { ...opts.concurrency, ...opts.base.workerConcurrency },
     defaultConcurrency: opts.defaultConcurrency,

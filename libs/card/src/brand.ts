@@ -62,7 +62,7 @@ export function detectBrand(pan: string): Brand | null {
   return rule.brand;
 }
 
-// Spellings that merchant plugins send in the wild (WIRE.md 2), after dropping case and separators.
+// Spellings that merchant plugins send in the wild (docs/merchants/tokens.md), after dropping case and separators.
 const FLAG_ALIASES: Record<string, Brand> = {
   ...Object.fromEntries(BRANDS.map((b) => [b, b])),
   master: 'mastercard',

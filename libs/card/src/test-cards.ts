@@ -3,7 +3,7 @@ import { isLuhnValid } from './luhn';
 
 /**
  * One well-known Luhn-valid test number per brand. The sandbox acquirer decides by the last digit
- * (WIRE.md 7), so these do not all approve: use `withLastDigit` to pick an outcome.
+ * (docs/merchants/sandbox.md), so these do not all approve: use `withLastDigit` to pick an outcome.
  */
 export const TEST_CARDS: Readonly<Record<Brand, string>> = {
   visa: '4111111111111111',

@@ -1,10 +1,11 @@
 /**
- * The one table of wire error codes (WIRE.md section 5). Codes are three digits; `9xx` are field
+ * The one table of wire error codes (docs/merchants/errors.md). Codes are three digits; `9xx` are field
  * validation errors. Never renumber a code: merchant integrations branch on them.
  */
 export const ErrorCodes = {
   AuthenticationFailed: '010',
   OperatorRoleRefused: '011',
+  AcquirerNotAvailable: '030',
   AlreadyCancelled: '034',
   TransactionNotFound: '035',
   AlreadyCaptured: '036',
@@ -13,6 +14,7 @@ export const ErrorCodes = {
   TokenNotFound: '040',
   AcquirerTimeout: '100',
   NotProcessed: '101',
+  AcquirerUnavailable: '102',
   IdempotencyConflict: '409',
   ServiceUnavailable: '503',
   RateLimited: '429',
@@ -37,6 +39,8 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 export const ErrorCodeDescriptions: Record<ErrorCode, string> = {
   '010': 'Authentication failed: unknown merchantId or wrong merchantKey.',
   '011': "Operator endpoints (/admin): the operator's role does not allow this action.",
+  '030':
+    "payment.acquirer names an acquirer this merchant cannot use: a production merchant's sale needs an acquirer the gateway connects to (26 Cielo, 27 e.Rede) and the merchant's own account at it. Nothing was recorded or charged.",
   '034': 'The transaction is already cancelled.',
   '035': 'Transaction not found.',
   '036': 'The transaction is already captured.',
@@ -47,6 +51,8 @@ export const ErrorCodeDescriptions: Record<ErrorCode, string> = {
   '100': 'The acquirer did not answer in time; the authorization was reversed.',
   '101':
     'The sale was not completed: its authorization request was lost before a decision, or its rebill was cancelled before it reached the acquirer; any authorization was reversed.',
+  '102':
+    'The acquirer could not be reached (or is failing and the gateway stopped calling it for a while); nothing was charged. Retry the sale later.',
   '409': 'Idempotency-Key reused with a different request body.',
   '503': 'A dependency is unavailable; retry later.',
   '429':

@@ -7,6 +7,7 @@
  */
 export const REMOTE_COMMANDS = [
   'acquirer:reconcile',
+  'acquirer:void-orphan',
   'audit:list',
   'chargeback:record',
   'fees:set',
@@ -18,10 +19,13 @@ export const REMOTE_COMMANDS = [
   'merchant:create',
   'merchant:portal-link',
   'merchant:portal-revoke',
+  'merchant:remove-acquirer',
   'merchant:rotate-key',
   'merchant:rotate-webhook-secret',
+  'merchant:set-acquirer',
   'merchant:set-limits',
   'merchant:set-webhook-throttle',
+  'merchant:show',
   'operator:create',
   'operator:list',
   'operator:revoke',

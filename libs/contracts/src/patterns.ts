@@ -1,6 +1,7 @@
 /**
- * Message patterns (one BullMQ queue each). A pattern name is also its queue name, so it must not
- * contain ':' and must not be all digits (BullMQ rejects both).
+ * Message patterns (one BullMQ queue each). A pattern name is also its queue name (or, with
+ * QUEUE_PARTITIONS above 1, its partitions' `<pattern>#<i>`), so it must not contain ':' and must
+ * not be all digits (BullMQ rejects both).
  */
 export const Patterns = {
   TokenAdd: 'token.add',
@@ -18,6 +19,16 @@ export const Events = {
   TransactionCancelled: 'transaction.cancelled',
 } as const;
 export type EventName = (typeof Events)[keyof typeof Events];
+
+/** The queues every sale goes through: the busiest, and the ones a cluster must spread over its masters. */
+export const SALE_PATH_QUEUES: readonly string[] = [
+  Patterns.CardAuthorize,
+  Patterns.CardCapture,
+  Patterns.CardCancel,
+  Patterns.TokenAdd,
+  Events.TransactionStatusChanged,
+  Events.TransactionCaptured,
+];
 
 /** Which patterns each worker must handle; a worker refuses to boot when one has no handler. */
 export const WorkerPatterns = {

@@ -1,6 +1,6 @@
 /** The rebill types the TransactionView carries (kept apart from rebills.ts, which builds on transactions.ts). */
 
-/** WIRE 4.4 `period`: 1 daily, 2 weekly, 3 monthly, 4 yearly. */
+/** docs/merchants/rebills.md `period`: 1 daily, 2 weekly, 3 monthly, 4 yearly. */
 export const RebillPeriods = { Daily: 1, Weekly: 2, Monthly: 3, Yearly: 4 } as const;
 export type RebillPeriod = (typeof RebillPeriods)[keyof typeof RebillPeriods];
 

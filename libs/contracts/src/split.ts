@@ -1,4 +1,4 @@
-/** SPLIT.md 3: one stable code per problem, listed in `errors[]` of a 400. */
+/** docs/merchants/split.md 3: one stable code per problem, listed in `errors[]` of a 400. */
 export const SplitErrorCodes = {
   RecipientRequired: 'SPLIT_RECIPIENT_REQUIRED',
   RecipientNotFound: 'SPLIT_RECIPIENT_NOT_FOUND',
@@ -22,7 +22,7 @@ export const SplitErrorCodes = {
 } as const;
 export type SplitErrorCode = (typeof SplitErrorCodes)[keyof typeof SplitErrorCodes];
 
-/** SPLIT.md 2: the effective mode of an entry (flags whose precondition fails are ignored). */
+/** docs/merchants/split.md 2: the effective mode of an entry (flags whose precondition fails are ignored). */
 export type SplitMode = 'FREE' | 'FULL' | 'PRORATA' | 'NET_AMOUNT';
 
 /** Cents of one party: gross slice, fee share, net (gross − fee). */
@@ -46,7 +46,7 @@ export interface SplitResult {
   merchant: PartyShare;
 }
 
-/** A fee plan row: `rate` in parts per million of the gross, plus `fixed` cents (SPLIT.md 1). */
+/** A fee plan row: `rate` in parts per million of the gross, plus `fixed` cents (docs/merchants/split.md 1). */
 export interface FeeRate {
   ratePpm: number;
   fixed: number;
@@ -55,7 +55,7 @@ export interface FeeRate {
 export type MethodKind = 'credit' | 'debit';
 
 /**
- * One split entry as the merchant sent it, only type-checked: every money rule (SPLIT.md 3),
+ * One split entry as the merchant sent it, only type-checked: every money rule (docs/merchants/split.md 3),
  * including a missing recipient or value, is the split engine's, so each has its stable code.
  */
 export interface SplitEntryInput {
@@ -70,8 +70,11 @@ export interface SplitEntryInput {
   amount?: number;
 }
 
-/** What a sale freezes at acceptance so settlement computes exactly what the API validated. */
-export interface SettlementTerms {
+/**
+ * A sale's terms: what it freezes at acceptance (the fee rate of its method kind and brand, and
+ * its split) so settlement computes exactly what the API validated.
+ */
+export interface SaleTerms {
   kind: MethodKind;
   brand: string;
   fee: FeeRate;

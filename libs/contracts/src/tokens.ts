@@ -1,7 +1,7 @@
 import { DomainError } from './errors';
 import { ErrorCodes } from './error-codes';
 
-/** Billing / customer object (WIRE.md 4.1 `billing`). All optional strings. */
+/** Billing / customer object (docs/merchants/sales.md `billing`). All optional strings. */
 export interface Billing {
   customerIdentity?: string;
   name?: string;
@@ -36,7 +36,7 @@ export interface TokenRetrieveRequest {
   token: string;
 }
 
-/** Masked token view; the API renders it as WIRE.md's TokenResponse. */
+/** Masked token view; the API renders it as the TokenResponse of docs/merchants/tokens.md. */
 export interface TokenView {
   token: string;
   /** The masked card number, first 6 + '******' + last 4 (the wire's `BIN` field). */

@@ -4,7 +4,7 @@ import { OperationIds, OperationName, StatusMessages, TransactionStatus, Transac
 
 const cents = (p: PartyShare) => ({ grossAmount: String(p.gross), feeAmount: String(p.fee), netAmount: String(p.net) });
 
-/** WIRE.md 4.1: the TransactionResponse, for every operation and the webhook; scalars are strings. */
+/** docs/merchants/sales.md: the TransactionResponse, for every operation and the webhook; scalars are strings. */
 export function toTransactionResponse(v: TransactionView, operation: OperationName = v.operation) {
   return {
     transactionId: v.id,

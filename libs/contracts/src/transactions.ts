@@ -1,8 +1,9 @@
 import type { RebillDetailsView, RebillPaymentView } from './rebill-view';
+import type { SaleDetails } from './sale-details';
 import type { PayableView, SplitEntryInput, SplitResult } from './split';
 import type { Billing, ClearCard } from './tokens';
 
-/** WIRE.md 4.3. */
+/** docs/merchants/status-codes.md. */
 export const TransactionStatus = {
   Waiting: 0,
   Authorized: 3,
@@ -25,15 +26,15 @@ export const StatusMessages: Record<TransactionStatus, string> = {
   10: 'SCHEDULED',
 };
 
-/** WIRE.md 4.1 `operationId`. */
+/** docs/merchants/sales.md `operationId`. */
 export const OperationIds = { authorize: 1, capture: 2, sale: 3, cancel: 5, report: 6, rebill: 7 } as const;
 export type OperationName = keyof typeof OperationIds;
 
-/** WIRE.md 4.1 `method`. */
+/** docs/merchants/sales.md `method`. */
 export const PaymentMethods = { CreditOneShot: 1, CreditMerchantInstalments: 2, CreditIssuerInstalments: 3, Debit: 4 } as const;
 export type PaymentMethod = (typeof PaymentMethods)[keyof typeof PaymentMethods];
 
-/** A validated sale/authorize request (WIRE.md 4.1), amounts in integer cents. */
+/** A validated sale/authorize request (docs/merchants/sales.md), amounts in integer cents. */
 export interface SaleInput {
   order: { reference: string; totalAmount: number };
   payment: {
@@ -76,7 +77,15 @@ export interface TransactionView {
   acquirer: number;
   instalments: number;
   createdAt: string; // ISO 8601
-  processor: { tid?: string; nsu?: string; authorizationCode?: string; returnCode?: string; returnMessage?: string };
+  processor: {
+    tid?: string;
+    nsu?: string;
+    authorizationCode?: string;
+    returnCode?: string;
+    returnMessage?: string;
+    /** The acquirer's own reference for follow-ups (Cielo's PaymentId): recorded, never on the wire. */
+    saleRef?: string;
+  };
   tokenCard?: string;
   /** The split of the captured amount (or of the sale amount before capture). */
   split?: SplitResult;
@@ -109,44 +118,41 @@ export interface AuthorizeRequest {
   rebill?: { id: string; merchantInitiated: boolean };
   /**
    * The sale as the API just recorded it (status 0): on a first delivery the tokenizer decides it
-   * from this instead of reading it back.
+   * from this instead of reading it back. A job queued before this snapshot replaced the table row
+   * it used to carry has no `merchantId` here: the tokenizer then reads the sale back, as on any
+   * later delivery.
    */
-  recorded?: RecordedSale;
+  recorded?: SaleSnapshot;
 }
 
 /**
- * A transactions row as Postgres returned it to the API, sent with card.authorize: the tokenizer
- * decides the sale from it and writes the decision by compare-and-set on it, so it carries every
- * column. `created_at` is a Date in the API and ISO text once the job is read back.
+ * A sale as recorded, as the workers need it: what deciding it reads (its amount, acquirer,
+ * details and version for the compare-and-set) and what its answer shows. Built from the
+ * transactions row by the persistence layer, so a migration of that table changes no message.
  */
-export interface RecordedSale {
+export interface SaleSnapshot {
   id: string;
-  merchant_id: string;
+  merchantId: string;
   reference: string;
-  operation: number;
-  status: number;
-  status_version: number;
+  operation: OperationName;
+  status: TransactionStatus;
+  statusVersion: number;
   acquirer: number;
   method: number;
   instalments: number;
   currency: string;
-  amount: string; // int8 comes back as text: converted with Number() only when rendered (cents < 2^53)
-  captured_amount: string;
-  cancelled_amount: string;
-  masked_card: string;
+  /** Integer cents (below 2^53). */
+  amount: number;
+  capturedAmount: number;
+  cancelledAmount: number;
+  maskedCard: string;
   brand: string;
-  token_card: string | null;
-  error_code: string;
+  tokenCard?: string;
+  errorCode: string;
   processor: TransactionView['processor'];
-  details: Record<string, unknown>;
-  url_return: string | null;
-  created_at: string | Date;
-  /** Cents of the capture that chargebacks took back (a cancel can never refund them again). */
-  charged_back_amount: string;
-  /** The capture or cancel that holds the transaction (see OperationsRepository), if any. */
-  pending_operation_id: string | null;
-  pending_kind: 'capture' | 'cancel' | null;
-  pending_amount: string | null;
+  details: SaleDetails;
+  urlReturn?: string;
+  createdAt: string; // ISO 8601
 }
 
 export interface CaptureRequest {

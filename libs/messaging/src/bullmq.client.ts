@@ -1,5 +1,5 @@
 import { ClientProxy, MsPattern, ReadPacket, WritePacket } from '@nestjs/microservices';
-import { JobsOptions, Queue } from 'bullmq';
+import { JobsOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { currentCorrelationId } from '@app/platform/correlation';
 import type { RedisTarget } from '@app/platform/env';
@@ -7,13 +7,15 @@ import { connectRedis, type RedisConnection } from '@app/platform/redis';
 import { replyWaits } from '@app/platform/metrics';
 import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from './errors';
 import { jobIdOf, JobEnvelope, ReplyMessage } from './job-envelope';
-import { queueOn } from './queue-keys';
+import { PartitionedQueue } from './partitioned-queue';
 
 export interface BullMqClientOptions {
   /** One Redis server or a Redis Cluster (BaseConfig.redis). */
   connection: RedisTarget;
   /** BullMQ key prefix, so several deployments (or test runs) can share one Redis. */
   prefix?: string;
+  /** How many partitions each pattern's queue is cut into (QUEUE_PARTITIONS); the workers must use the same. Default 1. */
+  partitions?: number;
   /** How long `send` waits for the worker's reply. */
   replyTimeoutMs?: number;
   /** Job options for durable events (`emit`): retries with backoff until a consumer succeeds. */
@@ -40,7 +42,7 @@ export class BullMqClient extends ClientProxy {
   private readonly replyTimeoutMs: number;
   private readonly replyChannel: string;
   private readonly keepFailedS: number;
-  private readonly queues = new Map<string, Queue>();
+  private readonly queues = new Map<string, PartitionedQueue>();
   private readonly pending = new Map<string, Pending>();
   private commands?: RedisConnection;
   private subscriber?: RedisConnection;
@@ -66,7 +68,8 @@ export class BullMqClient extends ClientProxy {
   private async open(): Promise<void> {
     // No offline queue and one retry: while Redis is down a send fails at once (HTTP 503)
     // instead of piling up requests that would all time out. Auto-pipelining stays off: with
-    // BullMQ's scripts on this connection it costs more CPU than it saves (docs/performance.md).
+    // BullMQ's scripts on this connection it costs more CPU than it saves
+    // (docs/decisions/0004-no-auto-pipelining-on-the-queue-connection.md).
     // On a cluster the reply channel is a plain SUBSCRIBE too: a cluster passes every PUBLISH to
     // all its nodes, so the worker's reply reaches this client whichever node it listens on.
     this.commands = connectRedis(this.options.connection, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
@@ -79,7 +82,7 @@ export class BullMqClient extends ClientProxy {
 
   async close(): Promise<void> {
     for (const id of [...this.pending.keys()]) clearTimeout(this.take(id)!.timer);
-    await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
     this.subscriber?.disconnect();
     this.commands?.disconnect();
@@ -103,6 +106,7 @@ export class BullMqClient extends ClientProxy {
     const envelope: JobEnvelope = { p: packet.data, r: this.replyChannel, c: currentCorrelationId() };
     // Request jobs may hold sealed card data: gone from Redis as soon as they complete.
     this.queue(pattern)
+      .of(jobId)
       .add(pattern, envelope, { jobId, removeOnComplete: true, removeOnFail: { age: Math.min(3600, this.keepFailedS) } })
       .catch((e) => {
         if (!this.take(jobId)) return;
@@ -127,7 +131,7 @@ export class BullMqClient extends ClientProxy {
       jobId: jobIdOf(packet.data),
     };
     try {
-      return (await this.queue(pattern).add(pattern, envelope, opts)) as T;
+      return (await this.queue(pattern).of(opts.jobId).add(pattern, envelope, opts)) as T;
     } catch (e) {
       throw new TransportUnavailableError(pattern, e);
     }
@@ -156,12 +160,12 @@ export class BullMqClient extends ClientProxy {
     return p;
   }
 
-  private queue(pattern: string): Queue {
+  private queue(pattern: string): PartitionedQueue {
     let q = this.queues.get(pattern);
     if (!q) {
-      // One shared command connection for every queue of this client.
-      q = new Queue(pattern, { ...queueOn(this.commands!, this.prefix, pattern), streams: { events: { maxLen: 1000 } } });
-      q.on('error', () => undefined);
+      // One shared command connection for every queue (and partition) of this client.
+      const placement = { connection: this.commands!, prefix: this.prefix, partitions: this.options.partitions };
+      q = new PartitionedQueue(pattern, placement, { streams: { events: { maxLen: 1000 } } });
       this.queues.set(pattern, q);
     }
     return q;

@@ -5,7 +5,7 @@ import { runWithCorrelationId } from '@app/platform/correlation';
 import { jobsProcessed } from '@app/platform/metrics';
 import { BullMqContext } from './bullmq.context';
 import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
-import { queueOn } from './queue-keys';
+import { partitionOn, splitConcurrency } from './queue-keys';
 import type { RedisTarget } from '@app/platform/env';
 import { BULLMQ_RECONNECT, connectRedis, type RedisConnection } from '@app/platform/redis';
 import { QueueDepthReader } from './queue-metrics';
@@ -15,6 +15,8 @@ export interface BullMqServerOptions {
   /** One Redis server or a Redis Cluster (BaseConfig.redis). */
   connection: RedisTarget;
   prefix?: string;
+  /** How many partitions each pattern's queue is cut into (QUEUE_PARTITIONS); the callers must use the same. Default 1. */
+  partitions?: number;
   /** Patterns this worker must serve; it refuses to start if one has no handler. */
   requiredPatterns: string[];
   /** Worker concurrency per pattern (jobs in flight at once in this process). */
@@ -34,8 +36,8 @@ const INTERNAL: RemoteErrorPayload = {
 };
 
 /**
- * Worker side of the BullMQ transport: one BullMQ Worker per handled pattern (so each pattern
- * scales and drains on its own, and N replicas compete for the same queue).
+ * Worker side of the BullMQ transport: one BullMQ Worker per handled pattern and partition (so
+ * each pattern scales and drains on its own, and N replicas compete for the same queue).
  */
 export class BullMqServer extends Server implements CustomTransportStrategy {
   private readonly workers: Worker[] = [];
@@ -62,27 +64,15 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       });
       this.template = template;
       template.on('error', () => undefined);
-      for (const [pattern, handler] of this.messageHandlers as Map<string, JobHandler>) {
-        const worker = new Worker(pattern, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
-          ...queueOn(template, this.options.prefix ?? 'gw', pattern),
-          concurrency: this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16,
-          // Jobs are short: a crashed worker's lock lapses after lockDuration and the stalled
-          // check (every stalledInterval) hands its jobs to another worker within ~25 s.
-          lockDuration: 10_000,
-          stalledInterval: 15_000,
-          maxStalledCount: 2,
-        });
-        worker.on('error', (e) => {
-          this.logger.error(`worker ${pattern}: ${safeErrorText(e)}`);
-        });
-        this.workers.push(worker);
-      }
+      for (const [pattern, handler] of this.messageHandlers as Map<string, JobHandler>) this.consume(pattern, handler, template);
       await Promise.all(this.workers.map((w) => w.waitUntilReady()));
       // The depth of what this worker consumes, for autoscaling (read on the replies' connection, at scrape time).
       this.depth = new QueueDepthReader({
         connection: this.publisher,
         prefix: this.options.prefix ?? 'gw',
-        queues: [...this.messageHandlers.keys(), ...(this.options.observeQueues ?? [])],
+        queues: [...this.messageHandlers.keys()],
+        partitions: this.options.partitions,
+        observeQueues: this.options.observeQueues,
       });
       callback();
     } catch (e) {
@@ -97,6 +87,29 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
     await this.depth?.close();
     await this.publisher?.quit().catch(() => undefined);
     this.template?.disconnect();
+  }
+
+  /** One Worker per partition of the pattern's queue, sharing the pattern's concurrency between them. */
+  private consume(pattern: string, handler: JobHandler, template: RedisConnection): void {
+    const partitions = this.options.partitions ?? 1;
+    const total = this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16;
+    const shares = splitConcurrency(total, partitions);
+    for (let i = 0; i < partitions; i++) {
+      const { name, ...keys } = partitionOn(template, this.options.prefix ?? 'gw', pattern, i, partitions);
+      const worker = new Worker(name, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
+        ...keys,
+        concurrency: shares[i],
+        // Jobs are short: a crashed worker's lock lapses after lockDuration and the stalled
+        // check (every stalledInterval) hands its jobs to another worker within ~25 s.
+        lockDuration: 10_000,
+        stalledInterval: 15_000,
+        maxStalledCount: 2,
+      });
+      worker.on('error', (e) => {
+        this.logger.error(`worker ${name}: ${safeErrorText(e)}`);
+      });
+      this.workers.push(worker);
+    }
   }
 
   on(): void {

@@ -6,5 +6,6 @@ export * from './errors';
 export { withJobId, safeJobId } from './job-envelope';
 export type { RemoteErrorPayload } from './job-envelope';
 export * from './queue-keys';
+export * from './partitioned-queue';
 export { QueueDepthReader } from './queue-metrics';
 export type { QueueDepth, QueueDepthOptions } from './queue-metrics';

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Gauge } from 'prom-client';
 import type { RedisConnection } from '@app/platform/redis';
-import { queueOn } from './queue-keys';
+import { PartitionedQueue } from './partitioned-queue';
 
 /**
  * Queue depth for autoscaling, read from Redis when /metrics is scraped: per queue, how many jobs
@@ -12,14 +12,20 @@ import { queueOn } from './queue-keys';
  * A scrape reads each queue with two round trips (BullMQ's counts script, then the head of the
  * wait list and that job's timestamps), all queues at once, and gives up after `timeoutMs`: Redis
  * slow or down leaves the gauges at their last values and `queue_depth_up` at 0, and /metrics
- * still answers.
+ * still answers. A queue cut into partitions (QUEUE_PARTITIONS) is reported as one: its counts
+ * are the partitions' sums, its oldest waiting job the oldest of any partition.
  */
 
 export interface QueueDepthOptions {
   /** An open connection of the process (shared: it is neither duplicated nor closed here). */
   connection: RedisConnection;
   prefix: string;
+  /** The transport's queues, each cut into `partitions`. */
   queues: readonly string[];
+  /** How many partitions each of `queues` has (QUEUE_PARTITIONS). Default 1. */
+  partitions?: number;
+  /** Queues fed outside the transport, never partitioned (the notifier's delivery queue). */
+  observeQueues?: readonly string[];
   /** The longest a scrape waits for Redis. Default 1 s. */
   timeoutMs?: number;
 }
@@ -89,16 +95,20 @@ function registerGauges(): void {
 export class QueueDepthReader {
   readonly last = new Map<string, QueueDepth>();
   ok = true;
-  private readonly queues: Queue[];
+  private readonly queues: PartitionedQueue[];
   private readonly timeoutMs: number;
   /** Per queue, an attempted job at the tail of its wait list and when a scrape first found it there. */
   private readonly tails = new Map<string, { id: string; since: number }>();
 
   constructor(private readonly options: QueueDepthOptions) {
     this.timeoutMs = options.timeoutMs ?? 1_000;
-    this.queues = [...new Set(options.queues)].map((name) =>
-      new Queue(name, queueOn(options.connection, options.prefix, name)).on('error', () => undefined),
-    );
+    const { connection, prefix } = options;
+    const partitioned = [...new Set(options.queues)];
+    const plain = [...new Set(options.observeQueues)].filter((name) => !partitioned.includes(name));
+    this.queues = [
+      ...partitioned.map((name) => new PartitionedQueue(name, { connection, prefix, partitions: options.partitions })),
+      ...plain.map((name) => new PartitionedQueue(name, { connection, prefix })),
+    ];
     registerGauges();
     sources.add(this);
   }
@@ -128,10 +138,22 @@ export class QueueDepthReader {
 
   async close(): Promise<void> {
     sources.delete(this);
-    await Promise.all(this.queues.map((q) => q.close().catch(() => undefined)));
+    await Promise.all(this.queues.map((q) => q.close()));
   }
 
-  private async depthOf(queue: Queue): Promise<QueueDepth> {
+  /** A queue's depth summed over its partitions; its oldest waiting job is the oldest in any of them. */
+  private async depthOf(queue: PartitionedQueue): Promise<QueueDepth> {
+    const parts = await Promise.all(queue.all.map((q) => this.partitionDepth(q)));
+    return parts.reduce((sum, d) => ({
+      waiting: sum.waiting + d.waiting,
+      active: sum.active + d.active,
+      delayed: sum.delayed + d.delayed,
+      failed: sum.failed + d.failed,
+      oldestWaitingAgeS: Math.max(sum.oldestWaitingAgeS, d.oldestWaitingAgeS),
+    }));
+  }
+
+  private async partitionDepth(queue: Queue): Promise<QueueDepth> {
     const [counts, oldestWaitingAgeS] = await Promise.all([
       queue.getJobCounts('waiting', 'active', 'delayed', 'failed'),
       this.oldestAge(queue),

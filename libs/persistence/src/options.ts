@@ -25,6 +25,8 @@ import { TokenFacts1765800000000 } from './migrations/1765800000000-token-facts'
 import { Rebills1765900000000 } from './migrations/1765900000000-rebills';
 import { OperatorRoles1766000000000 } from './migrations/1766000000000-operator-roles';
 import { AuditRetention1766100000000 } from './migrations/1766100000000-audit-retention';
+import { AcquirerAccounts1766200000000 } from './migrations/1766200000000-acquirer-accounts';
+import { ConsoleRole1766300000000 } from './migrations/1766300000000-console-role';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -53,6 +55,8 @@ export const MIGRATIONS = [
   Rebills1765900000000,
   OperatorRoles1766000000000,
   AuditRetention1766100000000,
+  AcquirerAccounts1766200000000,
+  ConsoleRole1766300000000,
 ];
 
 /** How the gateway's connections to Postgres are made (DATABASE_URL, DB_POOL_SIZE, DATABASE_PREPARED_STATEMENTS). */

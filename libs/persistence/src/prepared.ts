@@ -6,7 +6,8 @@ export const PREPARED_STATEMENTS = 'gatewayPreparedStatements';
 
 /**
  * A statement of the hot path, named, so each pooled connection parses and plans it once and then
- * only binds and executes it (why: docs/performance.md). It runs on the pool TypeORM opened, past TypeORM's query runner, and
+ * only binds and executes it (why: docs/decisions/0002-prepared-statements-on-the-hot-path.md). It
+ * runs on the pool TypeORM opened, past TypeORM's query runner, and
  * resolves to the rows (also for INSERT/UPDATE … RETURNING). Errors are node-postgres's, with the
  * SQLSTATE in `code`, as through TypeORM.
  *

@@ -1,4 +1,6 @@
-import { applyRoleGrants, MIGRATED_TABLES, OWNER_ONLY_TABLES, ROLE_GRANTS, unknownGrantTables } from './roles';
+import { MIGRATED_TABLES, OWNER_ONLY_TABLES, unknownGrantTables } from './migrated-objects';
+import { ROLE_GRANTS } from './role-grants';
+import { applyRoleGrants } from './roles';
 
 describe('role grants name only tables a migration creates', () => {
   const misspelled = { ...ROLE_GRANTS, gateway_api: { ...ROLE_GRANTS.gateway_api, listener: { select: 'all' as const } } };

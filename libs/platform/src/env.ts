@@ -101,6 +101,11 @@ export interface BaseConfig {
   preparedStatements: boolean;
   redis: RedisTarget;
   queuePrefix: string;
+  /**
+   * How many partitions each pattern's queue is cut into (QUEUE_PARTITIONS, 1–64), so a busy
+   * queue spreads over a cluster's masters; 1 keeps one queue per pattern. Every app must agree.
+   */
+  queuePartitions: number;
   /** Jobs in flight per pattern in a worker process, e.g. WORKER_CONCURRENCY=token.add=32,token.retrieve=64. */
   workerConcurrency: Record<string, number>;
   /** How long finished jobs stay in Redis (for the dashboard and dedup) before BullMQ drops them. */
@@ -123,6 +128,7 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     preparedStatements: r.bool('DATABASE_PREPARED_STATEMENTS', true),
     redis: readRedisTarget(r),
     queuePrefix: r.str('QUEUE_PREFIX', 'gw'),
+    queuePartitions: r.int('QUEUE_PARTITIONS', 1, 1, 64),
     workerConcurrency: r.parse('WORKER_CONCURRENCY', () => parseConcurrency(r.optional('WORKER_CONCURRENCY') ?? '')) ?? {},
     keepCompletedJobsS: r.int('KEEP_COMPLETED_JOBS_S', 24 * 3600, 0, 30 * 24 * 3600),
     keepFailedJobsS: r.int('KEEP_FAILED_JOBS_S', 7 * 24 * 3600, 0, 90 * 24 * 3600),
@@ -234,7 +240,7 @@ export function parseDurationMs(name: string, raw: string, minMs: number, maxMs:
 }
 
 /**
- * How long each table that grows with traffic keeps its rows (docs/OPERATIONS.md, "Retention"),
+ * How long each table that grows with traffic keeps its rows (docs/operations/retention.md),
  * and how the pruning passes run. Ages in milliseconds.
  */
 export interface RetentionConfig {

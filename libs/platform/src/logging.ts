@@ -23,7 +23,8 @@ export const CARD_FIELDS = [
  * Every path that can hold card data or a credential, at the depths our payloads use (a job's
  * `p`, a request's `tokencard`, a sale's `payment`). Bodies are never logged on purpose; these
  * paths are the second line of defence for anything that ends up in a log call by mistake.
- * Wildcards stop at two levels to keep redaction cheap; no payload holds card data deeper (docs/performance.md).
+ * Wildcards stop at two levels to keep redaction cheap; no payload holds card data deeper
+ * (docs/decisions/0003-log-redaction-only-where-there-is-something-to-censor.md).
  * The headers that carry credentials are censored wherever a card field would be (a request's
  * `req.headers.authorization` among them): every path starts with a wildcard or is a top-level
  * key, a shape the library censors on a copy without touching the caller's object.
@@ -103,7 +104,8 @@ function holdsSensitiveKey(value: unknown, depth: number): boolean {
 /**
  * Redaction that costs nothing when there is nothing to censor. pino's own `redact` option runs
  * @pinojs/redact over every line and every child logger's bindings: measured at 25 µs a line and
- * 12 µs a child (docs/performance.md), the largest item of a request after the socket writes. Here
+ * 12 µs a child (docs/decisions/0003-log-redaction-only-where-there-is-something-to-censor.md), the
+ * largest item of a request after the socket writes. Here
  * a walk of the line's keys (about 1 µs) looks for a sensitive key where REDACT_PATHS could
  * match, and only a line that has one goes through the same library with the same paths. Keys
  * with a serializer of their own (`serialized`: the request, the response, errors) are left to it:

@@ -13,7 +13,7 @@ export const jobsProcessed = new Counter({
   labelNames: ['pattern', 'outcome'],
 });
 
-/** Rows the retention passes deleted (or dropped with a partition), by table (docs/OPERATIONS.md "Retention"). */
+/** Rows the retention passes deleted (or dropped with a partition), by table (docs/operations/retention.md). */
 export const retentionRowsPruned = new Counter({
   name: 'retention_rows_pruned_total',
   help: 'Rows removed by the retention passes, by table (a dropped partition counts its rows)',

@@ -5,7 +5,7 @@ import { CaptureSettlement, SettleOutcome } from './capture-settlement';
 import { debitPayables, today } from './ledger-cells';
 
 /**
- * On transaction.cancelled (SPLIT.md 6): the debits that bring the settled cancellations up to
+ * On transaction.cancelled (docs/merchants/split.md 6): the debits that bring the settled cancellations up to
  * what the transaction has cancelled now. The amount is read from the transaction, never taken
  * from the event, and a cancel that arrives before its capture was settled settles the capture
  * first: the order of events, or a late or repeated one, never matters.

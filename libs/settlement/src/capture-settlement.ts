@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { SettlementTerms } from '@app/contracts';
+import type { SaleTerms } from '@app/contracts';
 import { CaptureClaim, CapturedRow, LedgerRepository, statementBatcher } from '@app/persistence';
 import { methodKind, payableCells, splitUnderTerms } from '@app/split';
 import { today, toPayableWrite } from './ledger-cells';
@@ -11,7 +11,7 @@ export type SettleOutcome = 'written' | 'already' | 'nothing_captured';
 const CAPTURE_BATCH_MS = 20;
 
 /** What settling a capture writes: the split of the captured amount, payables per party × instalment. */
-function captureClaim(id: string, t: CapturedRow, terms: SettlementTerms): CaptureClaim {
+function captureClaim(id: string, t: CapturedRow, terms: SaleTerms): CaptureClaim {
   const gross = Number(t.captured_amount);
   const split = splitUnderTerms(terms, gross);
   const capturedOn = today();
@@ -29,7 +29,7 @@ function captureClaim(id: string, t: CapturedRow, terms: SettlementTerms): Captu
 }
 
 /**
- * On transaction.captured (SPLIT.md 5): the split of the captured amount, as payables per party ×
+ * On transaction.captured (docs/merchants/split.md 5): the split of the captured amount, as payables per party ×
  * instalment, written once per transaction however often the event arrives; the amounts come from
  * the split engine alone.
  */
@@ -72,8 +72,8 @@ export class CaptureSettlement {
       const t = byId.get(id);
       const gross = t ? Number(t.captured_amount) : 0;
       if (!t || gross === 0) outcomes.set(id, 'nothing_captured');
-      else if (!t.details.terms) outcomes.set(id, new Error(`transaction ${id} has no settlement terms`));
-      else claims.push(captureClaim(id, t, t.details.terms));
+      else if (!t.terms) outcomes.set(id, new Error(`transaction ${id} has no settlement terms`));
+      else claims.push(captureClaim(id, t, t.terms));
     }
     if (claims.length) {
       const claimed = await this.ledger.claimCaptures(tx, claims);

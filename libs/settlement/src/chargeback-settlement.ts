@@ -12,7 +12,7 @@ export interface ChargebackOutcome {
 }
 
 /**
- * A chargeback of `amount` cents (SPLIT.md 7): debits the liable entries, else the merchant.
+ * A chargeback of `amount` cents (docs/merchants/split.md 7): debits the liable entries, else the merchant.
  * With the acquirer's `chargebackId`, recording the same chargeback again changes nothing.
  */
 @Injectable()

@@ -1,4 +1,4 @@
-import type { SettlementTerms, SplitResult } from '@app/contracts';
+import type { SaleTerms, SplitResult } from '@app/contracts';
 import type { CaptureClaim, CapturedRow, LedgerRepository, PayableWrite, SettlementRow } from '@app/persistence';
 import { CancelSettlement } from './cancel-settlement';
 import { CaptureSettlement } from './capture-settlement';
@@ -10,7 +10,7 @@ const MERCHANT_ID = '00000000-0000-4000-8000-0000000000aa';
 const RECIPIENT = '00000000-0000-4000-8000-0000000000bb';
 
 /** An in-memory ledger holding one transaction: what the use-cases read and what they wrote. */
-function fakeLedger(t: { captured: number; cancelled?: number; open?: number; split?: CapturedRow['details']['terms'] }) {
+function fakeLedger(t: { captured: number; cancelled?: number; open?: number; split?: CapturedRow['terms'] }) {
   let settlement: SettlementRow | undefined;
   const written: { kind: string; cells: PayableWrite[] }[] = [];
   const ledger = {
@@ -25,7 +25,7 @@ function fakeLedger(t: { captured: number; cancelled?: number; open?: number; sp
               captured_amount: String(t.captured),
               instalments: 2,
               method: 1,
-              details: { terms: t.split },
+              terms: t.split,
             },
           ]
         : [],
@@ -59,7 +59,7 @@ function fakeLedger(t: { captured: number; cancelled?: number; open?: number; sp
   return { ledger: ledger as unknown as LedgerRepository, written };
 }
 
-const terms: SettlementTerms = {
+const terms: SaleTerms = {
   kind: 'credit',
   brand: 'visa',
   fee: { ratePpm: 20_000, fixed: 10 },

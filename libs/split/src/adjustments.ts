@@ -16,7 +16,7 @@ export interface PayableCell {
 }
 
 /**
- * SPLIT.md 5: one payable per party × instalment. Fee and net are each divided floor(x/n) with
+ * docs/merchants/split.md 5: one payable per party × instalment. Fee and net are each divided floor(x/n) with
  * x mod n added to instalment 1, and gross cell = fee cell + net cell, so every column adds up to
  * the party's total. The merchant's row comes first, then the entries in declared order.
  */
@@ -27,7 +27,7 @@ export function payableCells(split: SplitResult, instalments: number, kind: Meth
     const feeEach = Math.floor(fee / instalments);
     const netEach = Math.floor(net / instalments);
     for (let k = 0; k < instalments; k++) {
-      // floor(x/n) per instalment, x mod n added to instalment 1 (SPLIT.md 5).
+      // floor(x/n) per instalment, x mod n added to instalment 1 (docs/merchants/split.md 5).
       const f = k === 0 ? fee - feeEach * (instalments - 1) : feeEach;
       const n = k === 0 ? net - netEach * (instalments - 1) : netEach;
       cells.push({ party, instalment: k + 1, dueDate: dates[k], gross: f + n, fee: f, net: n });
@@ -67,7 +67,7 @@ function deltas(
 }
 
 /**
- * SPLIT.md 6: the debits of one cancellation that brings the cancelled total from `before` to
+ * docs/merchants/split.md 6: the debits of one cancellation that brings the cancelled total from `before` to
  * `after` cents. Computed cumulatively (floor(R_cum × gᵢ / G), the merchant takes the rest) so
  * repeated partial cancels never drift and a full cancel debits each party exactly its gross
  * slice; this cancel's debits are the difference. The operator keeps the fee. A consequence of the
@@ -82,7 +82,7 @@ export function cancellationDebits(split: SplitResult, before: number, after: nu
 }
 
 /**
- * SPLIT.md 7: chargebacks debit only liable entries, in proportion to their gross slices, the
+ * docs/merchants/split.md 7: chargebacks debit only liable entries, in proportion to their gross slices, the
  * remainder to the principal liable entry (largest slice, ties to the earliest); with no liable
  * entry the merchant bears all of it. Cumulative like cancellations. Where the spec is silent:
  * liable entries whose slices are all 0 cents (a 1 % entry of a sale under 1.00) have no weight,

@@ -1,7 +1,7 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
 import { mulDivRoundHalfUp } from './money';
 
-/** SPLIT.md 1: `F = round_half_up(G × rate / 1 000 000) + fixed`. */
+/** docs/merchants/split.md 1: `F = round_half_up(G × rate / 1 000 000) + fixed`. */
 export function processingFee(gross: number, rate: FeeRate): number {
   return mulDivRoundHalfUp(gross, rate.ratePpm, 1_000_000) + rate.fixed;
 }
@@ -12,12 +12,12 @@ export function instalmentBand(n: number): 1 | 2 | 7 {
   return n <= 6 ? 2 : 7;
 }
 
-/** Method 4 is debit; 1, 2 and 3 are credit (WIRE.md 4.1). */
+/** Method 4 is debit; 1, 2 and 3 are credit (docs/merchants/sales.md). */
 export function methodKind(method: number): MethodKind {
   return method === 4 ? 'debit' : 'credit';
 }
 
-/** SPLIT.md 5: credit pays instalment k at D + 30·k days, debit at D + 1. Dates are UTC days. */
+/** docs/merchants/split.md 5: credit pays instalment k at D + 30·k days, debit at D + 1. Dates are UTC days. */
 export function dueDates(capturedOn: string, kind: MethodKind, n: number): readonly string[] {
   // Settlement asks for the same few schedules all day long: formatting dates is most of the cost.
   const key = `${capturedOn}|${kind}|${n}`;

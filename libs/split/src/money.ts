@@ -8,7 +8,7 @@ export function mulDivFloor(a: number, b: number, d: number): number {
   return Number((BigInt(a) * BigInt(b)) / BigInt(d));
 }
 
-/** round_half_up(a × b / d) for non-negative integers (SPLIT.md 1: the fee). */
+/** round_half_up(a × b / d) for non-negative integers (docs/merchants/split.md 1: the fee). */
 export function mulDivRoundHalfUp(a: number, b: number, d: number): number {
   const product = a * b;
   if (Number.isSafeInteger(product * 2 + d)) return Math.floor((product * 2 + d) / (2 * d));

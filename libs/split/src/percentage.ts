@@ -4,7 +4,7 @@ export type PercentageReading = { bp: number } | { error: 'precision' | 'range' 
 
 /**
  * A percentage as decimal text into basis points ("12.5" → 1250), never through a float.
- * SPLIT.md 1 and 3: more than 2 decimals is a precision error; outside 1..100 a range error.
+ * docs/merchants/split.md 1 and 3: more than 2 decimals is a precision error; outside 1..100 a range error.
  */
 export function percentageToBp(text: string): PercentageReading {
   const m = DECIMAL.exec(text.trim());

@@ -5,7 +5,7 @@ import { processingFee } from './fees';
 import { computeSplit, SplitContext, validateSplit } from './split-engine';
 
 /**
- * SPLIT.md 8: invariants over random splits. Splits that do not validate are skipped (fc.pre),
+ * docs/merchants/split.md 8: invariants over random splits. Splits that do not validate are skipped (fc.pre),
  * and each property checks that enough of what it generated was valid to mean something.
  */
 
@@ -192,7 +192,7 @@ describe('the generator', () => {
   });
 });
 
-describe('SPLIT.md 8: invariants of random valid splits', () => {
+describe('docs/merchants/split.md 8: invariants of random valid splits', () => {
   it('(1) Σnetᵢ + net_M + F = G, Σgᵢ + g_M = G, Σfᵢ + f_M = F, and netᵢ = gᵢ − fᵢ', () => {
     assertOverValid((c, stats) => {
       const r = validSplit(c, stats);
@@ -261,7 +261,7 @@ describe('SPLIT.md 8: invariants of random valid splits', () => {
   });
 });
 
-describe('SPLIT.md 8 (5): cancellations and chargebacks', () => {
+describe('docs/merchants/split.md 8 (5): cancellations and chargebacks', () => {
   /** Cumulative amounts strictly between 0 and G (as fractions u/U of G), ascending. */
   const cutsArb = fc.array(fc.integer({ min: 1, max: U - 1 }), { maxLength: 6 });
   const cumulative = (gross: number, us: number[]) =>
@@ -312,7 +312,7 @@ describe('SPLIT.md 8 (5): cancellations and chargebacks', () => {
   });
 });
 
-describe('SPLIT.md 8 (6): determinism and order', () => {
+describe('docs/merchants/split.md 8 (6): determinism and order', () => {
   it('same input → same cents (split, payables, debits), on a deep copy too', () => {
     assertOverValid((c, stats) => {
       const r = validSplit(c, stats);

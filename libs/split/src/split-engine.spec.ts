@@ -4,13 +4,13 @@ import { processingFee } from './fees';
 import { percentageToBp } from './percentage';
 import { computeSplit, entryMode, SplitContext, validateSplit } from './split-engine';
 
-/** SPLIT.md 9: the fee plan of the worked examples. */
+/** docs/merchants/split.md 9: the fee plan of the worked examples. */
 const VISA_CREDIT_1X: FeeRate = { ratePpm: 29_900, fixed: 0 };
 const MASTERCARD_CREDIT_1X: FeeRate = { ratePpm: 31_900, fixed: 30 };
 
 type Flags = Partial<Pick<SplitEntryInput, 'liable' | 'chargeProcessingFee' | 'chargeRecipientProcessingFee' | 'isGrossAmount'>>;
 
-/** An entry with the SPLIT.md 1 defaults (flags false, liable true) unless given. */
+/** An entry with the docs/merchants/split.md 1 defaults (flags false, liable true) unless given. */
 function entry(recipient: string | undefined, value: { percentage?: string; amount?: number }, flags: Flags = {}): SplitEntryInput {
   return {
     recipient,
@@ -28,11 +28,11 @@ const CPF: Flags = { chargeProcessingFee: true };
 const CRPF: Flags = { chargeRecipientProcessingFee: true };
 const CPF_IG: Flags = { chargeProcessingFee: true, isGrossAmount: true };
 
-/** gross / fee / net, as SPLIT.md 9 writes them. */
+/** gross / fee / net, as docs/merchants/split.md 9 writes them. */
 type Cells = [gross: number, fee: number, net: number];
 const cells = (p: { gross: number; fee: number; net: number }): Cells => [p.gross, p.fee, p.net];
 
-describe('SPLIT.md 9: worked examples', () => {
+describe('docs/merchants/split.md 9: worked examples', () => {
   interface Golden {
     name: string;
     rate: FeeRate;
@@ -119,7 +119,7 @@ describe('SPLIT.md 9: worked examples', () => {
   });
 });
 
-describe('SPLIT.md 2: mode of every flag combination', () => {
+describe('docs/merchants/split.md 2: mode of every flag combination', () => {
   // G 10 000, F 299, a 20 % / 2 000-cent entry: PRORATA pays floor(299 × 2 000 / 10 000) = 59.
   const G = 10_000;
   const F = 299;
@@ -154,7 +154,7 @@ describe('SPLIT.md 2: mode of every flag combination', () => {
   });
 });
 
-describe('SPLIT.md 5: payables per party and instalment', () => {
+describe('docs/merchants/split.md 5: payables per party and instalment', () => {
   // Example 2: A and B 4 114 / 141 / 3 973, merchant 4 117 / 142 / 3 975.
   const split = computeSplit([pct('a', '33.33', CPF), pct('b', '33.33', CPF)], 12_345, 424);
   const rows = (n: number, kind: 'credit' | 'debit', on: string) => payableCells(split, n, kind, on);
@@ -221,7 +221,7 @@ describe('SPLIT.md 5: payables per party and instalment', () => {
   });
 });
 
-describe('SPLIT.md 6: cancellations', () => {
+describe('docs/merchants/split.md 6: cancellations', () => {
   const split: SplitResult = computeSplit([pct('a', '33.33', CPF), pct('b', '33.33', CPF)], 12_345, 424);
   const sum = (ds: { amount: number }[]) => ds.reduce((s, d) => s + d.amount, 0);
 
@@ -256,7 +256,7 @@ describe('SPLIT.md 6: cancellations', () => {
   });
 });
 
-describe('SPLIT.md 7: chargebacks', () => {
+describe('docs/merchants/split.md 7: chargebacks', () => {
   const G = 10_000;
   const F = 299;
   const sum = (ds: { amount: number }[]) => ds.reduce((s, d) => s + d.amount, 0);
@@ -294,7 +294,7 @@ describe('SPLIT.md 7: chargebacks', () => {
   });
 });
 
-describe('SPLIT.md 3: validateSplit, one case per error code', () => {
+describe('docs/merchants/split.md 3: validateSplit, one case per error code', () => {
   const recipients = new Map<string, 'pending' | 'approved'>([
     ['r1', 'approved'],
     ['r2', 'approved'],

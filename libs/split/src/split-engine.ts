@@ -1,8 +1,8 @@
 import {
   EntryShare,
   FieldProblem,
-  RecordedSale,
-  SettlementTerms,
+  SaleSnapshot,
+  SaleTerms,
   SplitEntryInput,
   SplitErrorCodes,
   SplitMode,
@@ -15,11 +15,11 @@ import { mulDivFloor } from './money';
 import { percentageToBp } from './percentage';
 
 /**
- * The split engine (SPLIT.md 1–4): pure, integer cents, deterministic. The API validates and
+ * The split engine (docs/merchants/split.md 1–4): pure, integer cents, deterministic. The API validates and
  * previews with it, settlement computes payables with it, so both always agree to the cent.
  */
 
-/** SPLIT.md 2: flags whose precondition is not met are ignored. */
+/** docs/merchants/split.md 2: flags whose precondition is not met are ignored. */
 export function entryMode(e: SplitEntryInput): SplitMode {
   if (!e.chargeProcessingFee) return e.chargeRecipientProcessingFee ? 'FULL' : 'FREE';
   if (e.percentage !== undefined || e.isGrossAmount) return 'PRORATA';
@@ -32,7 +32,7 @@ function grossSlice(e: SplitEntryInput, gross: number): number {
   return 'bp' in parsed ? mulDivFloor(gross, parsed.bp, 10_000) : 0;
 }
 
-/** Largest slice, ties to the earliest declared (SPLIT.md 2 and 4); -1 when none qualifies. */
+/** Largest slice, ties to the earliest declared (docs/merchants/split.md 2 and 4); -1 when none qualifies. */
 export function principalIndex(entries: readonly { gross: number }[], qualifies: (i: number) => boolean): number {
   let best = -1;
   entries.forEach((e, i) => {
@@ -41,7 +41,7 @@ export function principalIndex(entries: readonly { gross: number }[], qualifies:
   return best;
 }
 
-/** SPLIT.md 2: the shares of `gross` for a split that validates (see validateSplit). */
+/** docs/merchants/split.md 2: the shares of `gross` for a split that validates (see validateSplit). */
 export function computeSplit(entries: readonly SplitEntryInput[], gross: number, fee: number): SplitResult {
   const shares: EntryShare[] = entries.map((e) => {
     const mode = entryMode(e);
@@ -70,7 +70,7 @@ export function computeSplit(entries: readonly SplitEntryInput[], gross: number,
  * The split of `gross` cents under the terms frozen at the sale, with their processing fee: what
  * settlement writes as payables and what a transaction's answer shows, so both agree to the cent.
  */
-export function splitUnderTerms(terms: SettlementTerms, gross: number): SplitResult {
+export function splitUnderTerms(terms: SaleTerms, gross: number): SplitResult {
   return computeSplit(terms.split ?? [], gross, processingFee(gross, terms.fee));
 }
 
@@ -78,14 +78,10 @@ export function splitUnderTerms(terms: SettlementTerms, gross: number): SplitRes
  * The split a transaction's answer shows: of the captured amount (before capture: of the sale
  * amount); none for a transaction without settlement terms.
  */
-export function splitOfTransaction(t: {
-  details: Record<string, unknown>;
-  captured_amount: string;
-  amount: string;
-}): SplitResult | undefined {
-  const terms = (t.details as { terms?: SettlementTerms }).terms;
+export function splitOfTransaction(sale: Pick<SaleSnapshot, 'details' | 'capturedAmount' | 'amount'>): SplitResult | undefined {
+  const terms = sale.details.terms;
   if (!terms) return undefined;
-  return splitUnderTerms(terms, Number(t.captured_amount) || Number(t.amount));
+  return splitUnderTerms(terms, sale.capturedAmount || sale.amount);
 }
 
 export interface SplitContext {
@@ -107,13 +103,13 @@ export interface SplitContext {
 }
 
 /**
- * SPLIT.md 3: every problem of a split, each with its stable code and the field it is about.
+ * docs/merchants/split.md 3: every problem of a split, each with its stable code and the field it is about.
  * Empty when the split is valid; computeSplit is then safe to call.
  */
 export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitContext): FieldProblem[] {
   const path = ctx.path ?? 'payment.split';
   const problems: FieldProblem[] = [];
-  const add = (code: FieldProblem['code'], parameter: string, message: string) => problems.push({ code, parameter, message });
+  const add: AddProblem = (code, parameter, message) => problems.push({ code, parameter, message });
 
   if (entries.length === 0) add(SplitErrorCodes.Empty, path, `${path} must have at least one entry when present.`);
   if (entries.length > ctx.maxEntries) add(SplitErrorCodes.TooManyEntries, path, `${path} may have at most ${ctx.maxEntries} entries.`);
@@ -122,43 +118,11 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
   let percentSum = 0;
   entries.forEach((e, i) => {
     const at = `${path}[${i}]`;
-    const recipient = e.recipient?.trim().toLowerCase() ?? '';
-    if (!recipient) add(SplitErrorCodes.RecipientRequired, `${at}.recipient`, `${at}.recipient is required.`);
-    else if (recipient === ctx.merchantId.toLowerCase() || recipient === ctx.merchantPublicId)
-      add(
-        SplitErrorCodes.RecipientIsMerchant,
-        `${at}.recipient`,
-        `${at}.recipient is the merchant itself; the merchant receives the residual without an entry.`,
-      );
-    else if (!ctx.recipients.has(recipient))
-      add(SplitErrorCodes.RecipientNotFound, `${at}.recipient`, `${at}.recipient is not a recipient of this merchant.`);
-    else if (ctx.recipients.get(recipient) !== 'approved')
-      add(SplitErrorCodes.RecipientNotActive, `${at}.recipient`, `${at}.recipient is not approved yet.`);
-    if (recipient && seen.has(recipient))
-      add(SplitErrorCodes.RecipientDuplicated, `${at}.recipient`, `${at}.recipient appears in more than one entry.`);
-    seen.add(recipient);
-
-    if (e.percentage === undefined && e.amount === undefined)
-      add(SplitErrorCodes.ValueRequired, at, `${at} must have a percentage or an amount.`);
-    else if (e.percentage !== undefined && e.amount !== undefined)
-      add(SplitErrorCodes.ValueAmbiguous, at, `${at} must have a percentage or an amount, not both.`);
-    else if (e.percentage !== undefined) {
-      const parsed = percentageToBp(e.percentage);
-      if ('bp' in parsed) percentSum += parsed.bp;
-      else if (parsed.error === 'precision')
-        add(SplitErrorCodes.PercentagePrecision, `${at}.percentage`, `${at}.percentage may have at most 2 decimals.`);
-      else add(SplitErrorCodes.PercentageOutOfRange, `${at}.percentage`, `${at}.percentage must be from 1 to 100.`);
-    } else if (!Number.isSafeInteger(e.amount) || e.amount! < 1 || e.amount! > ctx.gross) {
-      add(SplitErrorCodes.AmountOutOfRange, `${at}.amount`, `${at}.amount must be from 1 to the sale amount (${ctx.gross} cents).`);
-    }
+    checkRecipient(e, at, ctx, seen, add);
+    percentSum += checkValue(e, at, ctx, add);
   });
   if (percentSum > 10_000) add(SplitErrorCodes.PercentageSumExceeded, path, `The percentages of ${path} add up to more than 100.`);
-  const modes = entries.map(entryMode);
-  if (modes.filter((m) => m === 'FULL').length > 1)
-    add(SplitErrorCodes.MultipleFullFeePayers, path, `Only one entry of ${path} may pay the processing fee in full.`);
-  else if (modes.includes('FULL') && modes.includes('PRORATA')) {
-    add(SplitErrorCodes.FullAndProrataConflict, path, `An entry of ${path} paying the fee in full excludes entries sharing it pro rata.`);
-  }
+  checkFeeModes(entries, path, add);
   if (ctx.fee >= ctx.gross) {
     const amountPath = ctx.amountPath ?? 'payment.amount';
     add(
@@ -168,8 +132,60 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
     );
   }
   if (problems.length) return problems;
+  return shareProblems(entries, path, ctx);
+}
 
-  // After the fee: only now are the shares well defined.
+type AddProblem = (code: FieldProblem['code'], parameter: string, message: string) => void;
+
+/** The problems of an entry's recipient at `at`: missing, the merchant, unknown, not approved, or named twice (`seen`). */
+function checkRecipient(e: SplitEntryInput, at: string, ctx: SplitContext, seen: Set<string>, add: AddProblem): void {
+  const recipient = e.recipient?.trim().toLowerCase() ?? '';
+  if (!recipient) add(SplitErrorCodes.RecipientRequired, `${at}.recipient`, `${at}.recipient is required.`);
+  else if (recipient === ctx.merchantId.toLowerCase() || recipient === ctx.merchantPublicId)
+    add(
+      SplitErrorCodes.RecipientIsMerchant,
+      `${at}.recipient`,
+      `${at}.recipient is the merchant itself; the merchant receives the residual without an entry.`,
+    );
+  else if (!ctx.recipients.has(recipient))
+    add(SplitErrorCodes.RecipientNotFound, `${at}.recipient`, `${at}.recipient is not a recipient of this merchant.`);
+  else if (ctx.recipients.get(recipient) !== 'approved')
+    add(SplitErrorCodes.RecipientNotActive, `${at}.recipient`, `${at}.recipient is not approved yet.`);
+  if (recipient && seen.has(recipient))
+    add(SplitErrorCodes.RecipientDuplicated, `${at}.recipient`, `${at}.recipient appears in more than one entry.`);
+  seen.add(recipient);
+}
+
+/** The problems of an entry's percentage or amount at `at`; returns its valid percentage in basis points, else 0. */
+function checkValue(e: SplitEntryInput, at: string, ctx: SplitContext, add: AddProblem): number {
+  if (e.percentage === undefined && e.amount === undefined)
+    add(SplitErrorCodes.ValueRequired, at, `${at} must have a percentage or an amount.`);
+  else if (e.percentage !== undefined && e.amount !== undefined)
+    add(SplitErrorCodes.ValueAmbiguous, at, `${at} must have a percentage or an amount, not both.`);
+  else if (e.percentage !== undefined) {
+    const parsed = percentageToBp(e.percentage);
+    if ('bp' in parsed) return parsed.bp;
+    else if (parsed.error === 'precision')
+      add(SplitErrorCodes.PercentagePrecision, `${at}.percentage`, `${at}.percentage may have at most 2 decimals.`);
+    else add(SplitErrorCodes.PercentageOutOfRange, `${at}.percentage`, `${at}.percentage must be from 1 to 100.`);
+  } else if (!Number.isSafeInteger(e.amount) || e.amount! < 1 || e.amount! > ctx.gross) {
+    add(SplitErrorCodes.AmountOutOfRange, `${at}.amount`, `${at}.amount must be from 1 to the sale amount (${ctx.gross} cents).`);
+  }
+  return 0;
+}
+
+/** At most one entry pays the fee in full, and then none shares it pro rata. */
+function checkFeeModes(entries: readonly SplitEntryInput[], path: string, add: AddProblem): void {
+  const modes = entries.map(entryMode);
+  if (modes.filter((m) => m === 'FULL').length > 1)
+    add(SplitErrorCodes.MultipleFullFeePayers, path, `Only one entry of ${path} may pay the processing fee in full.`);
+  else if (modes.includes('FULL') && modes.includes('PRORATA')) {
+    add(SplitErrorCodes.FullAndProrataConflict, path, `An entry of ${path} paying the fee in full excludes entries sharing it pro rata.`);
+  }
+}
+
+/** The problems of the shares after the fee (only then well defined): too much handed out, or a share that cannot pay its fee. */
+function shareProblems(entries: readonly SplitEntryInput[], path: string, ctx: SplitContext): FieldProblem[] {
   const split = computeSplit(entries, ctx.gross, ctx.fee);
   const slices = split.entries.reduce((s, e) => s + e.gross, 0);
   if (slices > ctx.gross)
@@ -180,24 +196,25 @@ export function validateSplit(entries: readonly SplitEntryInput[], ctx: SplitCon
         message: `The entries of ${path} add up to ${slices} cents, more than the sale's ${ctx.gross}.`,
       },
     ];
+  const problems: FieldProblem[] = [];
   split.entries.forEach((e, i) => {
     if (e.net < 0)
-      add(
-        SplitErrorCodes.FeeExceedsShare,
-        `${path}[${i}]`,
-        `${path}[${i}] gets ${e.gross} cents, less than the ${e.fee} cents of processing fee it would pay.`,
-      );
+      problems.push({
+        code: SplitErrorCodes.FeeExceedsShare,
+        parameter: `${path}[${i}]`,
+        message: `${path}[${i}] gets ${e.gross} cents, less than the ${e.fee} cents of processing fee it would pay.`,
+      });
   });
   if (split.merchant.net < 0)
-    add(
-      SplitErrorCodes.MerchantNetNegative,
-      path,
-      `The merchant's residual (${split.merchant.gross} cents) does not cover its ${split.merchant.fee} cents of processing fee.`,
-    );
+    problems.push({
+      code: SplitErrorCodes.MerchantNetNegative,
+      parameter: path,
+      message: `The merchant's residual (${split.merchant.gross} cents) does not cover its ${split.merchant.fee} cents of processing fee.`,
+    });
   return problems;
 }
 
 /** A transaction's answer, with its split as settlement computes it from the terms frozen at the sale. */
-export function transactionViewOf(row: RecordedSale): TransactionView {
-  return toTransactionView(row, splitOfTransaction(row));
+export function transactionViewOf(sale: SaleSnapshot): TransactionView {
+  return toTransactionView(sale, splitOfTransaction(sale));
 }

@@ -137,7 +137,7 @@ export class TokenCardsRepository {
    * re-fingerprinting pass moving the row from an old kid to the active one meanwhile is seen
    * either before (old kid, found) or after (active kid: found, or the insert conflicts and the
    * re-read finds it).
-   * Its cost against a plain INSERT … ON CONFLICT is in docs/performance.md.
+   * Its cost against a plain INSERT … ON CONFLICT is in docs/decisions/0005-token-card-insert-or-find-in-one-statement.md.
    *
    * A row inserted is projected into token_facts (its non-secret facts, what the api reads) by a
    * trigger in the same transaction (migration 1765800000000), so a token anyone was told about

@@ -14,6 +14,8 @@ export interface CommandRun {
 export interface CommandCall {
   name: string;
   args: string[];
+  /** Given to the command on its standard input (closed at once without). */
+  stdin?: string;
   /** The caller's operator token: the CLI checks it, its role and writes the audit trail. */
   token: string;
   /** Where the call came from, for the audit trail's origin. */
@@ -69,7 +71,9 @@ export class CommandRunner {
     for (const name of NOT_FOR_THE_CLI) delete env[name];
     env.GATEWAY_OPERATOR_TOKEN = call.token;
     env.GATEWAY_COMMAND_ORIGIN = call.origin;
-    const child = spawn(process.execPath, [CLI_ENTRY, call.name, ...call.args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_ENTRY, call.name, ...call.args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(call.stdin ?? '');
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, HttpException, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsString, Matches, MaxLength, validateSync } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, Matches, MaxLength, validateSync } from 'class-validator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBreakGlassCommand, isRemoteCommand, REMOTE_COMMANDS } from '@app/contracts';
-import { looksLikeOperatorToken } from '@app/persistence';
+import { looksLikeOperatorToken } from '@app/operators';
 import { CommandRun, CommandRunner } from './command-runner';
 
 /** POST /admin/commands/<name>: the command's arguments as the CLI would take them after its name. */
@@ -15,6 +15,12 @@ export class CommandBody {
   // A NUL cannot be in a process argument, and no other control character belongs in one.
   @Matches(/^[^\u0000-\u0008\u000b-\u001f\u007f]*$/, { each: true, message: 'an argument in args holds a control character' })
   args!: string[];
+
+  /** What the command reads on its standard input (a secret given with --secret-stdin); never logged. */
+  @IsOptional()
+  @IsString({ message: 'stdin must be a string' })
+  @MaxLength(4096, { message: 'stdin is longer than 4096 characters' })
+  stdin?: string;
 }
 
 const fail = (status: number, error: string): never => {
@@ -67,6 +73,7 @@ export class CommandsController {
     return this.runner.run({
       name,
       args: parsed.args,
+      stdin: parsed.stdin,
       token: token!,
       origin: `admin app for ${clientName(req.headers['x-gateway-client'])} from ${req.ip}`,
     });

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { MerchantsRepository } from '@app/persistence';
 import type { ApiConfig } from '../config/api.config';
-import type { RateLimitService } from '../rate-limit/rate-limit.service';
+import type { RateLimitService } from '@app/http';
 import { MerchantAuthService } from './merchant-auth.service';
 
 /** A merchants repository that counts its reads: one real merchant, every other id unknown. */

@@ -3,8 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError, ErrorCodes } from '@app/contracts';
 import { isMerchantPublicId, isUuid, MerchantRateLimits, MerchantsRepository } from '@app/persistence';
 import { ApiConfig } from '../config/api.config';
-import { AuthLimits, TooManyFailuresError } from '../rate-limit/auth-limits.service';
-import { Budget, RateLimitService } from '../rate-limit/rate-limit.service';
+import { AuthLimits, Budget, RateLimitService, TooManyFailuresError } from '@app/http';
 
 /** Who is calling: the internal id (UUID) and the merchant's own rate limits (null: the defaults). */
 export interface AuthenticatedMerchant {

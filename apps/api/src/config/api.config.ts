@@ -1,10 +1,10 @@
-import { isIP } from 'node:net';
 import type { FeeRate, MethodKind } from '@app/contracts';
 import { readDefaultFeePlan } from '@app/boot';
+import { AuthLimitConfig, EdgeLimitsConfig, RateLimitConfig, readAuthLimits, readTrustedProxies } from '@app/http';
 import { BaseConfig, EnvReader, readBaseConfig, readKeyVariable } from '@app/platform';
 import { Keyring, parseKeyring } from '@app/vault/keyring';
 
-export class ApiConfig {
+export class ApiConfig implements EdgeLimitsConfig {
   base: BaseConfig;
   host: string;
   port: number;
@@ -22,7 +22,7 @@ export class ApiConfig {
   dbPoolSize: number;
   /** The fee plan of merchants without their own row. */
   defaultFees: Record<MethodKind, FeeRate>;
-  /** SPLIT.md 3: most entries a split may have. */
+  /** docs/merchants/split.md 3: most entries a split may have. */
   splitMaxEntries: number;
   rateLimits: RateLimitConfig;
   authLimits: AuthLimitConfig;
@@ -31,51 +31,12 @@ export class ApiConfig {
    * client (Fastify's trustProxy); empty: the client is the socket's address, X-Forwarded-For ignored.
    */
   trustedProxies: string[];
-  /** Signs the operator console's session cookies (CONSOLE_SESSION_KEY, at least 32 characters). */
-  consoleSessionKey: string;
-  /** Signs merchant portal links and the portal's session cookies (PORTAL_LINK_KEY, at least 32 characters; see portal-link.ts). */
-  portalLinkKey: string;
-}
-
-/** Per-merchant request budgets (issue 14 item 7; docs/OPERATIONS.md "Rate limits"). */
-export interface RateLimitConfig {
-  /** false: no budget is checked at all (for measuring the limiter's cost, or an emergency). */
-  enabled: boolean;
-  /** Defaults of merchants without an override (merchant:set-limits), in requests per second. */
-  writesPerS: number;
-  readsPerS: number;
-  /** Above its rate, a merchant may spend up to this many seconds' worth of extra requests... */
-  burstS: number;
-  /** ...in each window of this many seconds. */
-  burstWindowS: number;
-}
-
-/**
- * Limits on unauthenticated traffic (issue 32; docs/OPERATIONS.md "Rate limits"): failed
- * authentication per client address, and a portal link's opens and replays.
- */
-export interface AuthLimitConfig {
-  /** AUTH_FAILURE_LIMIT: failed authentications per address and surface in a window before 429 (0: no limit). */
-  failures: number;
-  /** AUTH_FAILURE_WINDOW_S: the window of the failure count, in seconds. */
-  failureWindowS: number;
-  /** PORTAL_REPLAY_LIMIT: replays one portal link may ask for per PORTAL_LINK_WINDOW_S (0: no limit). */
-  portalReplays: number;
-  /** PORTAL_OPEN_LIMIT: opens (/portal/enter) of one portal link per PORTAL_LINK_WINDOW_S (0: no limit). */
-  portalOpens: number;
-  /** PORTAL_LINK_WINDOW_S */
-  portalWindowS: number;
 }
 
 export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
   const r = new EnvReader(env);
   const base = readBaseConfig(r);
   const transitSpec = readKeyVariable(r, base, 'TRANSIT_KEYS');
-  const consoleSessionKey = readKeyVariable(r, base, 'CONSOLE_SESSION_KEY');
-  if (consoleSessionKey && consoleSessionKey.length < 32)
-    r.problem('CONSOLE_SESSION_KEY must be at least 32 characters (32 random bytes in base64)');
-  const portalLinkKey = readKeyVariable(r, base, 'PORTAL_LINK_KEY');
-  if (portalLinkKey && portalLinkKey.length < 32) r.problem('PORTAL_LINK_KEY must be at least 32 characters (32 random bytes in base64)');
   const cfg: ApiConfig = {
     base,
     host: r.str('HOST', '127.0.0.1'),
@@ -99,16 +60,8 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       burstS: r.int('RATE_LIMIT_BURST_S', 2, 0, 3_600),
       burstWindowS: r.int('RATE_LIMIT_BURST_WINDOW_S', 10, 1, 3_600),
     },
-    authLimits: {
-      failures: r.int('AUTH_FAILURE_LIMIT', 20, 0, 1_000_000),
-      failureWindowS: r.int('AUTH_FAILURE_WINDOW_S', 60, 1, 86_400),
-      portalReplays: r.int('PORTAL_REPLAY_LIMIT', 10, 0, 1_000_000),
-      portalOpens: r.int('PORTAL_OPEN_LIMIT', 20, 0, 1_000_000),
-      portalWindowS: r.int('PORTAL_LINK_WINDOW_S', 60, 1, 86_400),
-    },
-    trustedProxies: trustedProxies(r.str('TRUSTED_PROXIES', ''), (m) => r.problem(m)),
-    consoleSessionKey,
-    portalLinkKey,
+    authLimits: readAuthLimits(r),
+    trustedProxies: readTrustedProxies(r),
   };
   r.done('api');
   return cfg;
@@ -120,25 +73,4 @@ export function retryDays(text: string, problem: (m: string) => void): number[] 
   const ok = days.length <= 10 && days.every((d, i) => Number.isInteger(d) && d >= 1 && d <= 365 && (i === 0 || d > days[i - 1]));
   if (!ok) problem(`REBILL_RETRY_DAYS must be ascending whole days from 1 to 365, at most 10, such as "1,3,5" (got "${text}")`);
   return ok ? days : [];
-}
-
-/** "10.0.0.1, 10.1.0.0/16, ::1": addresses or CIDR ranges, comma-separated ("" for none). */
-export function trustedProxies(text: string, problem: (m: string) => void): string[] {
-  const entries = text
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e !== '');
-  const bad = entries.filter((e) => {
-    const [address, bits, ...rest] = e.split('/');
-    const family = isIP(address);
-    if (family === 0 || rest.length > 0) return true;
-    if (bits === undefined) return false;
-    const n = Number(bits);
-    return !/^\d{1,3}$/.test(bits) || n > (family === 4 ? 32 : 128);
-  });
-  if (bad.length)
-    problem(
-      `TRUSTED_PROXIES must list addresses or CIDR ranges, comma-separated, such as "10.0.0.1, 10.1.0.0/16" (got "${bad.join(', ')}")`,
-    );
-  return bad.length ? [] : entries;
 }

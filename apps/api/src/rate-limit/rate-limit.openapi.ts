@@ -1,6 +1,6 @@
 import type { ApiResponseOptions } from '@nestjs/swagger';
 
-/** /docs: the answer over a merchant's budget (WIRE.md 5, "Too many requests"). */
+/** /docs: the answer over a merchant's budget (docs/merchants/errors.md, "Too many requests"). */
 export const TOO_MANY_REQUESTS: ApiResponseOptions = {
   status: 429,
   description:

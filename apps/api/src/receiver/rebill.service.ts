@@ -1,22 +1,11 @@
+import { AcquirerRoutingService } from './acquirer-routing.service';
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
-import {
-  AuthorizeRequest,
-  DomainError,
-  dueAt,
-  ErrorCodes,
-  maskedNumberOf,
-  Patterns,
-  PaymentMethods,
-  RebillInput,
-  RebillView,
-  SaleInput,
-  shiftDaysFor,
-  TokenView,
-} from '@app/contracts';
+import { AuthorizeRequest, DomainError, ErrorCodes, Patterns, PaymentMethods, RebillInput, RebillView, SaleInput } from '@app/contracts';
 import { detectBrand } from '@app/card';
-import { RebillRow, RebillsRepository } from '@app/persistence';
+import { RebillRow, RebillsRepository, saleSnapshotOf, TransactionRow } from '@app/persistence';
+import { findRebillView, planRebill, RebillLifecycle } from '@app/rebills';
 import { RemoteError, ReplyTimeoutError, TransportUnavailableError, TypedClient, withJobId } from '@app/messaging';
 import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
@@ -29,13 +18,8 @@ export interface RebillOutcome {
   view: RebillView;
 }
 
-/** The last day of the card's expiry month, YYYY-MM-DD. */
-export function cardExpiresOn(t: Pick<TokenView, 'expYear' | 'expMonth'>): string {
-  return new Date(Date.UTC(t.expYear, t.expMonth, 0)).toISOString().slice(0, 10);
-}
-
 /**
- * The rebill use cases (WIRE 4.4). A rebill is a schedule of charges on a vaulted card: the card
+ * The rebill use cases (docs/merchants/rebills.md). A rebill is a schedule of charges on a vaulted card: the card
  * is vaulted first (its security code serves the first charge only and is never stored), the
  * settlement terms are fixed as for a sale, and the rebill is recorded with its first charge when
  * that falls due today. That charge is then decided as a sale is, within the sale's sync wait;
@@ -46,13 +30,17 @@ export class RebillService {
   constructor(
     @Inject(GATEWAY_CLIENT) private readonly client: TypedClient,
     private readonly rebills: RebillsRepository,
+    private readonly lifecycle: RebillLifecycle,
     private readonly config: ApiConfig,
     private readonly tokens: TokensService,
     private readonly terms: SaleTermsService,
+    private readonly routing: AcquirerRoutingService,
   ) {}
 
   async create(merchantId: string, input: RebillInput, respondAsync: boolean): Promise<RebillOutcome> {
     const p = input.payment;
+    // Every cycle charges through the acquirer of the first: refused now if this merchant cannot use it.
+    await this.routing.check(merchantId, p.acquirer);
     const method = p.numberOfPayments > 1 ? PaymentMethods.CreditIssuerInstalments : PaymentMethods.CreditOneShot;
     // A token's brand comes from its facts (an unknown token is a 404 before anything is written);
     // a card's from its number, so the split and fee plan are checked before the card is vaulted.
@@ -69,45 +57,41 @@ export class RebillService {
     const token = known ?? (await this.tokens.add(merchantId, { card: p.card!, flag: p.flag, billing: input.billing }));
     const securityCode = p.card ? p.card.cardSecurityCode : p.cardSecurityCode;
 
-    const id = randomUUID();
-    const now = Date.now();
-    const shiftDays = shiftDaysFor(input.order.dateStart, now);
-    const chargeNow = dueAt(input.order.dateStart, shiftDays).getTime() <= now;
-    const { rebill, charge } = await this.rebills.create(
-      {
-        id,
-        merchantId,
-        reference: input.order.reference,
-        period: input.order.period,
-        frequency: input.order.frequency,
-        dateStart: input.order.dateStart,
-        dateEnd: input.order.dateEnd,
-        retryDays: this.config.rebillRetryDays,
-        shiftDays,
-        acquirer: p.acquirer,
-        instalments: p.numberOfPayments,
-        currency: p.currency,
-        amount: p.amount,
-        tokenCard: token.token,
-        maskedCard: maskedNumberOf(token),
-        brand: token.brand,
-        cardExpires: cardExpiresOn(token),
-        details: { method, groupNumber: p.groupNumber, departureTax: p.departureTax, billing: input.billing, fraud: input.fraud, terms },
-        urlReturn: input.urlReturn,
-      },
-      chargeNow,
-    );
+    const plan = planRebill({
+      id: randomUUID(),
+      merchantId,
+      input,
+      token,
+      method,
+      terms,
+      retryDays: this.config.rebillRetryDays,
+      now: Date.now(),
+    });
+    const { rebill, charge } = await this.lifecycle.create(plan.rebill, plan.chargeFirst);
     if (!charge) return { httpStatus: 200, view: await this.view(merchantId, rebill) };
+    return this.chargeFirst(merchantId, rebill, charge, securityCode, respondAsync);
+  }
 
+  /**
+   * Sends the rebill's first charge to be decided as a sale is: answered 200 once decided within the sale's
+   * sync wait, else 202 (the outcome follows on urlReturn and report).
+   */
+  private async chargeFirst(
+    merchantId: string,
+    rebill: RebillRow,
+    charge: TransactionRow,
+    securityCode: string | undefined,
+    respondAsync: boolean,
+  ): Promise<RebillOutcome> {
     const request: AuthorizeRequest = {
       transactionId: charge.id,
       merchantId,
-      tokenCard: token.token,
+      tokenCard: rebill.token_card,
       sealedSecurityCode: securityCode ? await sealJson(this.config.transitKeys, securityCode) : undefined,
       capture: true,
       saveCard: false,
-      rebill: { id, merchantInitiated: false },
-      recorded: charge,
+      rebill: { id: rebill.id, merchantInitiated: false },
+      recorded: saleSnapshotOf(charge),
     };
     const reply$ = this.client.send(Patterns.CardAuthorize, withJobId(request, charge.id));
     if (respondAsync) {
@@ -132,7 +116,7 @@ export class RebillService {
 
   /** report of a rebill's id: the rebill with every cycle so far; undefined when it is no rebill of this merchant. */
   report(merchantId: string, id: string): Promise<RebillView | undefined> {
-    return this.rebills.findView(merchantId, id);
+    return findRebillView(this.rebills, merchantId, id);
   }
 
   /**
@@ -151,7 +135,7 @@ export class RebillService {
         'amount',
       );
     }
-    const result = await this.rebills.cancel(merchantId, id);
+    const result = await this.lifecycle.cancel(merchantId, id);
     if (result === 'already')
       throw new DomainError('conflict', ErrorCodes.AlreadyCancelled, 'The rebill is already cancelled.', 'transactionId');
     if (result === 'finished')
@@ -165,6 +149,6 @@ export class RebillService {
   }
 
   private async view(merchantId: string, row: RebillRow): Promise<RebillView> {
-    return (await this.rebills.findView(merchantId, row.id))!;
+    return (await findRebillView(this.rebills, merchantId, row.id))!;
   }
 }

@@ -9,7 +9,7 @@ import { parseRebill, RebillDto } from '../transactions/rebill.dto';
 import { RebillService } from './rebill.service';
 import { parseReport, parseTransactionOperation, ReportDto, TransactionOperationDto } from '../transactions/operations.dto';
 import { ReceiverService } from './receiver.service';
-import type { Budget } from '../rate-limit/rate-limit.service';
+import type { Budget } from '@app/http';
 import { toTransactionResponse } from '@app/contracts';
 import { TransactionResponseSchema } from './receiver.openapi';
 import { TOO_MANY_REQUESTS } from '../rate-limit/rate-limit.openapi';

@@ -9,12 +9,11 @@ import {
   maskedNumberOf,
   Patterns,
   SaleInput,
-  SettlementTerms,
   TransactionView,
   uuidFromParts,
 } from '@app/contracts';
 import { detectBrand, maskPan } from '@app/card';
-import { LedgerRepository, TransactionsRepository } from '@app/persistence';
+import { LedgerRepository, saleDetailsOf, saleSnapshotOf, TransactionsRepository } from '@app/persistence';
 import { RemoteError, ReplyTimeoutError, TransportUnavailableError, TypedClient, withJobId } from '@app/messaging';
 import { sealJson } from '@app/vault/transit';
 import { ApiConfig } from '../config/api.config';
@@ -23,6 +22,7 @@ import { SaleTermsService } from '../split/sale-terms.service';
 import { transactionViewOf } from '@app/split';
 import { TokensService } from '../tokens/tokens.service';
 import { RebillService } from './rebill.service';
+import { AcquirerRoutingService } from './acquirer-routing.service';
 
 export type OperationInput = Omit<CaptureRequest, 'merchantId' | 'operationId' | 'notAfter'>;
 
@@ -49,9 +49,12 @@ export class ReceiverService {
     private readonly terms: SaleTermsService,
     private readonly ledger: LedgerRepository,
     private readonly rebills: RebillService,
+    private readonly routing: AcquirerRoutingService,
   ) {}
 
   async sale(merchantId: string, input: SaleInput, operation: 'sale' | 'authorize', respondAsync: boolean): Promise<Outcome> {
+    // A production merchant's sale needs a connector and its account there: refused before anything is recorded.
+    await this.routing.check(merchantId, input.payment.acquirer);
     const id = randomUUID();
     const card = input.payment.card;
     // The fee plan is keyed by brand: with a token, its facts (token_facts, read here) name it (an unknown
@@ -83,6 +86,7 @@ export class ReceiverService {
       },
       urlReturn: input.urlReturn,
     });
+    const recorded = saleSnapshotOf(pending);
     const request: AuthorizeRequest = {
       transactionId: id,
       merchantId,
@@ -94,20 +98,20 @@ export class ReceiverService {
       capture: operation === 'sale',
       saveCard: input.payment.saveCreditCard || input.payment.generateToken,
       billing: input.billing,
-      recorded: pending,
+      recorded,
     };
     // The job id is the transaction id: whatever retries, one authorization job per sale.
     const reply$ = this.client.send(Patterns.CardAuthorize, withJobId(request, id));
     if (respondAsync) {
       reply$.subscribe({ error: () => undefined });
-      return { httpStatus: 202, view: transactionViewOf(pending) };
+      return { httpStatus: 202, view: transactionViewOf(recorded) };
     }
     try {
       return { httpStatus: 200, view: await lastValueFrom(reply$.pipe(timeout({ first: this.config.saleSyncWaitMs }))) };
     } catch (e) {
       // Either wait running out leaves the sale recorded and still to be decided: the outcome is
       // not known yet, which is a 202, never a 503 (a merchant would retry a sale that goes on).
-      if (e instanceof TimeoutError || e instanceof ReplyTimeoutError) return { httpStatus: 202, view: transactionViewOf(pending) };
+      if (e instanceof TimeoutError || e instanceof ReplyTimeoutError) return { httpStatus: 202, view: transactionViewOf(recorded) };
       // Nothing was charged: a sale that could not be queued, or that the vault refused (unknown
       // token), must not stay behind as a pending transaction.
       if (e instanceof TransportUnavailableError || (e instanceof RemoteError && e.payload.kind !== 'unavailable')) {
@@ -120,7 +124,7 @@ export class ReceiverService {
   async capture(merchantId: string, req: OperationInput, idempotencyKey?: string): Promise<TransactionView> {
     if (req.amount !== undefined) {
       const row = await this.transactions.findByMerchantAndId(merchantId, req.transactionId.toLowerCase());
-      if (row) this.terms.checkCapture(merchantId, (row.details as { terms?: SettlementTerms }).terms, req.amount);
+      if (row) this.terms.checkCapture(merchantId, saleDetailsOf(row.details).terms, req.amount);
     }
     return lastValueFrom(this.client.send(Patterns.CardCapture, this.operation('capture', merchantId, req, idempotencyKey)));
   }
@@ -161,7 +165,7 @@ export class ReceiverService {
         'Transaction not found.',
         'transactionId' in by ? 'transactionId' : 'reference',
       );
-    const view = transactionViewOf(row);
+    const view = transactionViewOf(saleSnapshotOf(row));
     if (view.capturedAmount > 0) view.payables = await this.ledger.payablesOf(merchantId, row.id);
     return view;
   }

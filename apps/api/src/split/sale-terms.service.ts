@@ -6,7 +6,7 @@ import {
   FieldProblem,
   MethodKind,
   SaleInput,
-  SettlementTerms,
+  SaleTerms,
   SplitEntryInput,
   SplitErrorCodes,
 } from '@app/contracts';
@@ -16,7 +16,7 @@ import { ApiConfig } from '../config/api.config';
 
 /**
  * What a sale is settled by, fixed when it is accepted: the fee rate of its method kind, brand
- * and instalment band, and the split. Everything SPLIT.md 3 can refuse is refused here, before
+ * and instalment band, and the split. Everything docs/merchants/split.md 3 can refuse is refused here, before
  * anything is charged; settlement later applies the same terms with the same engine.
  */
 @Injectable()
@@ -31,7 +31,7 @@ export class SaleTermsService {
   ) {}
 
   /** `at`: the body's name for the payment object, for the parameter of each problem (a rebill's is paymentCreditCard). */
-  async termsFor(merchantId: string, input: SaleInput, brand: string, at = 'payment'): Promise<SettlementTerms> {
+  async termsFor(merchantId: string, input: SaleInput, brand: string, at = 'payment'): Promise<SaleTerms> {
     const kind = methodKind(input.payment.method);
     const rate = await this.rate(merchantId, kind, brand, input.payment.numberOfPayments);
     const gross = input.payment.amount;
@@ -69,7 +69,7 @@ export class SaleTermsService {
    * A partial capture is settled on the captured amount, under the terms frozen at the sale: the
    * split must still hold for it (an amount entry larger than what is captured cannot be paid).
    */
-  checkCapture(merchantId: string, terms: SettlementTerms | undefined, amount: number): void {
+  checkCapture(merchantId: string, terms: SaleTerms | undefined, amount: number): void {
     if (!terms) return;
     const fee = processingFee(amount, terms.fee);
     const split: SplitEntryInput[] = terms.split ?? [];

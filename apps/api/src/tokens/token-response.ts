@@ -1,6 +1,6 @@
 import { maskedNumberOf, TokenView } from '@app/contracts';
 
-/** WIRE.md 2: the TokenResponse; every scalar is a string. */
+/** docs/merchants/tokens.md: the TokenResponse; every scalar is a string. */
 export function toTokenResponse(v: TokenView) {
   return {
     TokenCard: v.token,

@@ -1,4 +1,5 @@
-import { cycleDate, DomainError, dueAt, RebillPeriods, shiftDaysFor } from '@app/contracts';
+import { DomainError, RebillPeriods } from '@app/contracts';
+import { cycleDate, dueAt, shiftDaysFor } from '@app/rebills';
 import { TEST_CARDS } from '@app/card';
 import { earliestToday, parseRebill } from './rebill.dto';
 

@@ -97,7 +97,7 @@ export class RebillDto {
   fraud?: boolean;
 }
 
-/** A rebill body as the gateway takes it (WIRE 4.4); every problem is listed in one 400. */
+/** A rebill body as the gateway takes it (docs/merchants/rebills.md); every problem is listed in one 400. */
 export function parseRebill(body: Record<string, unknown>): RebillInput {
   const dto = validated(RebillDto, body, '', (r) => amountMatchesTotal(r.order, r.paymentCreditCard, 'paymentCreditCard'));
   const p = dto.paymentCreditCard;

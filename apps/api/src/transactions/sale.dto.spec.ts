@@ -35,7 +35,7 @@ function problems(op: JsonObject): { code: string; parameter: string; message: s
 }
 
 describe('parseSale (SaleDto)', () => {
-  it('reads the inline-card sale of WIRE.md 4.1', () => {
+  it('reads the inline-card sale of docs/merchants/sales.md', () => {
     const input = parseSale(sale({ rest: { urlReturn: 'https://merchant.example/listener?x=1', fraud: 'false' } }));
     expect(input).toMatchObject({
       order: { reference: 'A-1', totalAmount: 150000 },

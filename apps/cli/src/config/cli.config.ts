@@ -14,7 +14,10 @@ export class CliConfig {
    * merchant:portal-link needs it, so a CLI without it runs every other command.
    */
   portalLinkKey?: string;
-  /** PUBLIC_BASE_URL: where merchants reach the api (the start of a portal link); http://127.0.0.1:$PORT outside production. */
+  /**
+   * CONSOLE_PUBLIC_URL (PUBLIC_BASE_URL, its former name, when it is not set): where merchants reach
+   * the console app (the start of a portal link); http://127.0.0.1:$CONSOLE_PORT (3100) outside production.
+   */
   publicBaseUrl?: string;
 }
 
@@ -30,11 +33,15 @@ export function loadCliConfig(env: NodeJS.ProcessEnv = process.env): CliConfig {
   cfg.portalLinkKey =
     r.optional('PORTAL_LINK_KEY') ?? (cfg.base.nodeEnv === 'development' ? readDevKeys(cfg.base.dataDir).PORTAL_LINK_KEY : undefined);
   if (cfg.portalLinkKey !== undefined && cfg.portalLinkKey.length < 32) r.problem('PORTAL_LINK_KEY must be at least 32 characters');
+  const variable =
+    r.optional('CONSOLE_PUBLIC_URL') !== undefined || r.optional('PUBLIC_BASE_URL') === undefined
+      ? 'CONSOLE_PUBLIC_URL'
+      : 'PUBLIC_BASE_URL';
   const publicBase =
-    r.optional('PUBLIC_BASE_URL') ?? (cfg.base.nodeEnv === 'production' ? undefined : `http://127.0.0.1:${r.int('PORT', 3000, 1, 65535)}`);
+    r.optional(variable) ?? (cfg.base.nodeEnv === 'production' ? undefined : `http://127.0.0.1:${r.int('CONSOLE_PORT', 3100, 1, 65535)}`);
   if (publicBase !== undefined) {
-    const url = r.parse('PUBLIC_BASE_URL', () => new URL(publicBase));
-    if (url && !/^https?:$/.test(url.protocol)) r.problem('PUBLIC_BASE_URL must be an http(s) URL such as https://pay.example.com');
+    const url = r.parse(variable, () => new URL(publicBase));
+    if (url && !/^https?:$/.test(url.protocol)) r.problem(`${variable} must be an http(s) URL such as https://console.pay.example.com`);
     cfg.publicBaseUrl = publicBase.replace(/\/+$/, '');
   }
   r.done('cli');

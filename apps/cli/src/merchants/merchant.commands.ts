@@ -1,4 +1,5 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
+import { MERCHANT_ENVIRONMENTS, MerchantEnvironment } from '@app/contracts';
 import { MerchantsRepository } from '@app/persistence';
 import { CliConfig } from '../config/cli.config';
 import { keyringSource } from '../keys/keyrings';
@@ -19,20 +20,32 @@ export class MerchantCreateCommand extends CommandRunner {
     super();
   }
 
-  async run(_args: string[], opts: { name?: string }): Promise<void> {
+  async run(_args: string[], opts: { name?: string; environment?: string }): Promise<void> {
     const name = opts.name?.trim();
     if (!name) throw new CliError('--name is required');
+    const environment = (opts.environment ?? 'test') as MerchantEnvironment;
+    if (!MERCHANT_ENVIRONMENTS.includes(environment))
+      throw new CliError(`--environment must be ${MERCHANT_ENVIRONMENTS.join(' or ')} (got ${JSON.stringify(opts.environment)})`);
     const secrets = keyringSource(this.config, 'SECRETS_KEKS').keyring;
     const { key, hash } = newMerchantKey();
     const webhookSecret = newWebhookSecret();
     // The merchant knows only its public id; the UUID stays inside the gateway.
-    const { publicId } = await this.merchants.create({ name, keyHash: hash, webhookSecret }, secrets);
+    const { publicId } = await this.merchants.create({ name, keyHash: hash, webhookSecret, environment }, secrets);
     this.session.target = publicId;
-    printJson({ merchantId: publicId, merchantKey: key, webhookSecret });
+    printJson({ merchantId: publicId, merchantKey: key, webhookSecret, environment });
   }
 
   @Option({ flags: '--name <name>', description: 'merchant name' })
   parseName(v: string): string {
+    return v;
+  }
+
+  @Option({
+    flags: '--environment <test|production>',
+    description:
+      "test (default): every sale goes to the built-in sandbox; production: to the acquirer each sale names, through the merchant's account there (merchant:set-acquirer). Fixed once made",
+  })
+  parseEnvironment(v: string): string {
     return v;
   }
 }

@@ -33,9 +33,11 @@ export class MerchantPortalLinkCommand extends CommandRunner {
     const ttl = parsePortalTtl(o.ttl ?? '1h');
     if (typeof ttl === 'string') throw new CliError(ttl);
     const { portalLinkKey, publicBaseUrl } = this.config;
-    if (!portalLinkKey) throw new CliError('PORTAL_LINK_KEY is not set: give the CLI the same value as the api');
+    if (!portalLinkKey) throw new CliError('PORTAL_LINK_KEY is not set: give the CLI the same value as the console app');
     if (!publicBaseUrl)
-      throw new CliError('PUBLIC_BASE_URL is not set: the address merchants reach the api at, e.g. https://pay.example.com');
+      throw new CliError(
+        'CONSOLE_PUBLIC_URL is not set: the address merchants reach the console app at, e.g. https://console.pay.example.com',
+      );
     const createdBy = this.session.actor?.id;
     if (!createdBy) throw new CliError('merchant:portal-link needs an operator');
     const id = randomUUID();

@@ -1,5 +1,5 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { AuditTrail } from '@app/persistence';
+import { AuditTrail } from '@app/operators';
 import { CliError, printJson } from '../output';
 import { Guarded } from './guarded';
 

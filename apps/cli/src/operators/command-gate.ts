@@ -1,7 +1,8 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { CommandRunner } from 'nest-commander';
-import { AuditSubject, AuditTrail, looksLikeOperatorToken, operatorTokenHash, OperatorsRepository, roleAllows } from '@app/persistence';
+import { OperatorsRepository } from '@app/persistence';
+import { AuditSubject, AuditTrail, looksLikeOperatorToken, operatorTokenHash, roleAllows } from '@app/operators';
 import { CliConfig } from '../config/cli.config';
 import { CliError } from '../output';
 import { CommandGuard, guardOf } from './guarded';

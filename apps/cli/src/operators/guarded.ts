@@ -1,4 +1,4 @@
-import type { OperatorRole } from '@app/persistence';
+import type { OperatorRole } from '@app/operators';
 
 export interface CommandGuard {
   /** The least role that may run the command. */

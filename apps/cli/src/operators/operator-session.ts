@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { OperatorRole } from '@app/persistence';
+import type { OperatorRole } from '@app/operators';
 
 /** Who runs this CLI process, once CommandGate has checked the token; what a command adds to its audit event. */
 @Injectable()

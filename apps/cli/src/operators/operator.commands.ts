@@ -1,5 +1,6 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { isOperatorName, isOperatorRole, newOperatorToken, OPERATOR_ROLES, OperatorsRepository, RefusedError } from '@app/persistence';
+import { OperatorsRepository } from '@app/persistence';
+import { isOperatorName, isOperatorRole, newOperatorToken, OPERATOR_ROLES, RefusedError } from '@app/operators';
 import { CliError, printJson } from '../output';
 import { Guarded } from './guarded';
 import { OperatorSession } from './operator-session';

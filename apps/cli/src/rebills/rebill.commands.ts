@@ -1,9 +1,9 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { lastValueFrom } from 'rxjs';
-import { Patterns, RebillState, toTransactionResponse } from '@app/contracts';
+import { RebillState, toTransactionResponse } from '@app/contracts';
 import { queueClient } from '@app/boot';
-import { TypedClient, withJobId } from '@app/messaging';
-import { MerchantsRepository, RebillRow, RebillRunner, RebillsRepository } from '@app/persistence';
+import { TypedClient } from '@app/messaging';
+import { MerchantsRepository, RebillRow, RebillsRepository } from '@app/persistence';
+import { cardExpiresBeforeEnd, findRebillView, queueCharges, RebillLifecycle, RebillRunner } from '@app/rebills';
 import { CliConfig } from '../config/cli.config';
 import { merchantOption, publicIdFor } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
@@ -29,7 +29,7 @@ function summaryOf(r: RebillRow, merchantId: string) {
     nextDueAt: r.next_due_at ? new Date(r.next_due_at).toISOString() : null,
     charging: r.open_transaction_id ? r.open_transaction_id.toUpperCase() : null,
     suspendedReason: r.suspended_reason,
-    cardExpiresBeforeEnd: r.card_expires < r.date_end,
+    cardExpiresBeforeEnd: cardExpiresBeforeEnd(r),
     createdAt: new Date(r.created_at).toISOString(),
   };
 }
@@ -84,7 +84,7 @@ export class RebillShowCommand extends CommandRunner {
     if (!o.id || !UUID.test(o.id)) throw new CliError('--id must be the rebill id (its transactionId)');
     const row = await this.rebills.find(undefined, o.id);
     if (!row) throw new CliError(`no rebill ${o.id}`);
-    const view = (await this.rebills.findView(undefined, o.id))!;
+    const view = (await findRebillView(this.rebills, undefined, o.id))!;
     const cycles = await this.rebills.chargesOf(row.id);
     printJson({
       ...summaryOf(row, await publicIdFor(this.merchants, row.merchant_id)),
@@ -117,7 +117,7 @@ export class RebillShowCommand extends CommandRunner {
 })
 export class RebillRunDueCommand extends CommandRunner {
   constructor(
-    private readonly rebills: RebillsRepository,
+    private readonly lifecycle: RebillLifecycle,
     private readonly config: CliConfig,
   ) {
     super();
@@ -135,14 +135,10 @@ export class RebillRunDueCommand extends CommandRunner {
     const proxy = queueClient(this.config.base);
     const client = new TypedClient(proxy);
     try {
-      const runner = new RebillRunner(
-        this.rebills,
-        (req) => lastValueFrom(client.send(Patterns.CardAuthorize, withJobId(req, req.transactionId))),
-        {
-          batch: Number(o.batch ?? 500),
-          resendAfterS: 30,
-        },
-      );
+      const runner = new RebillRunner(this.lifecycle, queueCharges(client), {
+        batch: Number(o.batch ?? 500),
+        resendAfterS: 30,
+      });
       const counts = await runner.runDue(asOf, Number(o.timeoutS ?? 120) * 1000);
       printJson({ asOf: asOf.toISOString(), ...counts });
       if (counts.open)

@@ -5,7 +5,7 @@ import { listenerOrigin } from '@app/webhooks';
 import { DeliveryWorker } from './delivery.worker';
 
 /**
- * transaction.status_changed → a delivery to the merchant's urlReturn (WIRE.md 6). The body is
+ * transaction.status_changed → a delivery to the merchant's urlReturn (docs/merchants/webhooks.md). The body is
  * rendered once from the event's snapshot of the transaction and stored; attempts only re-sign it.
  */
 @Injectable()

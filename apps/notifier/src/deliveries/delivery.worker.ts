@@ -1,20 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Job, MinimalJob, Queue, UnrecoverableError, Worker } from 'bullmq';
-import {
-  AttemptRecord,
-  DeliveriesRepository,
-  DeliveryRow,
-  MerchantsRepository,
-  openWebhookSecrets,
-  WebhookSecrets,
-} from '@app/persistence';
+import { DeliveriesRepository, DeliveryRow, MerchantsRepository, openWebhookSecrets, WebhookSecrets } from '@app/persistence';
 import { SecretKeyMissingError, SecretOpenError } from '@app/vault/secrets';
 import { MAX_ATTEMPTS, retryDelayMs } from '@app/webhooks';
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, WEBHOOK_BACKOFF } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
 import { REDIS } from '../redis.token';
-import { attemptDuration, deliveriesDeferred, deliveriesThrottled, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
-import { destinationKey } from './destination';
+import { AttemptSlots } from './attempt-slots';
+import { Outcome, verdictOf } from './attempt-verdict';
+import { attemptDuration, deliveriesThrottled, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
 import { HostSlots, Release } from './host-slots';
 import { MerchantSlots } from './merchant-slots';
 import { ListenerHealthRecorder } from './listener-health.recorder';
@@ -40,13 +34,6 @@ class RetryLater extends Error {
 
 const SECRET_UNUSABLE = "the merchant's sealed webhook secret does not open (tampered or copied from another row): nothing was sent";
 
-type Outcome =
-  | { next: 'done' }
-  | { next: 'retry'; delayMs: number; reason: string }
-  | { next: 'stop'; reason: string }
-  /** Not attempted: over its listener's throttle, due again in `delayMs` (no attempt spent). */
-  | { next: 'later'; delayMs: number };
-
 /**
  * Delivers webhooks. The first attempt runs at once, in the handler of the status change (no
  * second job on the happy path); a failed one, or one over the host's cap, becomes a job of the
@@ -71,8 +58,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   private readonly logger = new Logger(DeliveryWorker.name);
   private worker?: Worker<DeliveryJob>;
   private readonly sender: WebhookSender;
-  private readonly slots: HostSlots;
-  private readonly merchantSlots: MerchantSlots;
+  private readonly slots: AttemptSlots;
   private readonly secrets = new Map<string, { value: WebhookSecrets; expiresAt: number }>();
   private readonly throttles: ThrottleSettings;
   private readonly buckets: ListenerBuckets;
@@ -90,8 +76,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       connectMs: config.connectTimeoutMs,
       firstByteMs: config.firstByteTimeoutMs,
     });
-    this.slots = new HostSlots(config.perDestination, config.slotWaitMs);
-    this.merchantSlots = new MerchantSlots(redis, config.base.queuePrefix, config.perMerchant, config.timeoutMs + MERCHANT_LEASE_SLACK_MS);
+    this.slots = new AttemptSlots(
+      new HostSlots(config.perDestination, config.slotWaitMs),
+      new MerchantSlots(redis, config.base.queuePrefix, config.perMerchant, config.timeoutMs + MERCHANT_LEASE_SLACK_MS),
+      THROTTLE_UNREADABLE_RETRY_MS,
+      this.logger,
+    );
     this.throttles = new ThrottleSettings((id) => this.merchants.webhookThrottleOf(id));
     this.buckets = new ListenerBuckets(redis, config.base.queuePrefix);
     measureOldestPendingWith(() => this.deliveries.oldestOpenAgeSeconds());
@@ -141,7 +131,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
    * delivery and tries again with the same webhook-id.
    */
   async deliverNow(delivery: DeliveryRow, claimed = false): Promise<void> {
-    const slot = await this.slotsFor(delivery.url, delivery.merchant_id);
+    const slot = await this.slots.acquire(delivery.url, delivery.merchant_id);
     if (typeof slot === 'number') {
       if (claimed) await this.deliveries.unclaim(delivery.id, delivery.attempts);
       await enqueueDelivery(this.queue, delivery, { delayMs: slot });
@@ -162,7 +152,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
       if (!merchantId) return; // the delivery is gone
       await job.updateData({ ...job.data, merchantId });
     }
-    const slot = await this.slotsFor(job.data.host ?? '', merchantId);
+    const slot = await this.slots.acquire(job.data.host ?? '', merchantId);
     if (typeof slot === 'number') {
       // Over its destination's or its merchant's cap: back to the queue without spending an
       // attempt, due when there should be room (deferMs), not in a tight loop through Redis.
@@ -179,38 +169,6 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     }
     if (outcome.next === 'retry') throw new RetryLater(outcome.reason, outcome.delayMs);
     if (outcome.next === 'stop') throw new UnrecoverableError(outcome.reason);
-  }
-
-  /**
-   * The slots an attempt needs, its destination's (in this process) then its merchant's (over every
-   * replica), released together; or, when either stays taken, the milliseconds the attempt should
-   * wait in the queue. `host` is the listener's URL or host (its port does not count).
-   */
-  private async slotsFor(host: string, merchantId: string): Promise<Release | number> {
-    const destination = destinationKey(host);
-    const hostSlot = await this.slots.acquire(destination);
-    if (!hostSlot) {
-      deliveriesDeferred.inc({ cap: 'destination' });
-      return this.slots.deferMs(destination);
-    }
-    let merchantSlot: Release | undefined;
-    try {
-      merchantSlot = await this.merchantSlots.acquire(merchantId);
-    } catch (e) {
-      // The merchant's slots could not be counted: nothing is sent, the delivery tries again shortly.
-      hostSlot();
-      this.logger.warn(`merchant ${merchantId} slots: ${safeErrorText(e)}`);
-      return THROTTLE_UNREADABLE_RETRY_MS;
-    }
-    if (!merchantSlot) {
-      hostSlot();
-      deliveriesDeferred.inc({ cap: 'merchant' });
-      return this.merchantSlots.deferMs(merchantId);
-    }
-    return () => {
-      merchantSlot();
-      hostSlot();
-    };
   }
 
   /**
@@ -269,53 +227,19 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   private async record(delivery: DeliveryRow, position: number, startedAt: Date, result: SendResult): Promise<Outcome> {
     attemptDuration.observe({ error_class: result.errorClass ?? 'none' }, result.durationMs / 1000);
     const record = { startedAt, ...result };
-    const describe = result.httpStatus ? `HTTP ${result.httpStatus}` : `${result.errorClass}: ${result.responseBody ?? ''}`;
     // The listener's health counts its answers; a refused address is ours, not the listener's.
     const noted =
       result.errorClass === 'ssrf_blocked'
         ? Promise.resolve()
         : this.health.note(delivery, !result.errorClass, new Date(startedAt.getTime() + result.durationMs));
     try {
-      return await this.settle(delivery, position, record, result, describe);
+      const verdict = verdictOf(delivery.id, delivery.attempts, position, result, this.config.scheduleScale);
+      await this.deliveries.finishAttempt(delivery.id, delivery.attempts, record, verdict.next);
+      deliveryOutcomes.inc({ outcome: verdict.counted });
+      return verdict.outcome;
     } finally {
       await noted;
     }
-  }
-
-  private async settle(
-    delivery: DeliveryRow,
-    position: number,
-    record: AttemptRecord,
-    result: SendResult,
-    describe: string,
-  ): Promise<Outcome> {
-    const attempt = delivery.attempts;
-    if (!result.errorClass) {
-      await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'succeeded' });
-      deliveryOutcomes.inc({ outcome: 'succeeded' });
-      return { next: 'done' };
-    }
-    if (result.errorClass === 'ssrf_blocked') {
-      await this.deliveries.finishAttempt(delivery.id, attempt, record, { status: 'blocked', error: describe });
-      deliveryOutcomes.inc({ outcome: 'blocked' });
-      return { next: 'stop', reason: `delivery ${delivery.id} blocked: ${describe}` };
-    }
-    if (result.httpStatus === 410 || position >= MAX_ATTEMPTS) {
-      await this.deliveries.finishAttempt(delivery.id, attempt, record, {
-        status: 'failed',
-        error: result.httpStatus === 410 ? 'HTTP 410 Gone: the listener asked us to stop' : describe,
-      });
-      deliveryOutcomes.inc({ outcome: 'failed' });
-      return { next: 'stop', reason: `delivery ${delivery.id} failed: ${describe}` };
-    }
-    const delayMs = retryDelayMs(position, this.config.scheduleScale, result.retryAfterMs);
-    await this.deliveries.finishAttempt(delivery.id, attempt, record, {
-      status: 'pending',
-      nextAttemptAt: new Date(Date.now() + delayMs),
-      error: describe,
-    });
-    deliveryOutcomes.inc({ outcome: 'retried' });
-    return { next: 'retry', delayMs, reason: `delivery ${delivery.id} attempt ${attempt}: ${describe}` };
   }
 
   /**

@@ -1,13 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import {
-  AuditTrail,
-  DueListener,
-  ListenerDelta,
-  ListenersRepository,
-  MerchantsRepository,
-  RefusedError,
-  statementBatcher,
-} from '@app/persistence';
+import { DueListener, ListenerDelta, ListenersRepository, MerchantsRepository, statementBatcher } from '@app/persistence';
+import { AuditTrail, RefusedError } from '@app/operators';
 import { safeErrorText } from '@app/platform';
 import { foldVerdicts } from '@app/webhooks';
 import { NotifierConfig } from '../config/notifier.config';

@@ -54,83 +54,69 @@ export class WebhookSender {
     const why = isIP(host) ? whyForbidden(host, this.allow) : undefined;
     if (why) return Promise.resolve({ durationMs: elapsed(), errorClass: 'ssrf_blocked', responseBody: `${host} is ${why}` });
 
-    const timestamp = new Date();
-    // During a secret rotation's grace period the old secret signs too (space-separated list).
-    const signature = [secrets.current, secrets.previous]
-      .filter((s): s is string => !!s)
-      .map((s) => new Webhook(s).sign(webhookId, timestamp, body))
-      .join(' ');
-    const isHttps = target.protocol === 'https:';
+    const headers = webhookHeaders(webhookId, new Date(), body, secrets);
     return new Promise((resolve) => {
       let settled = false;
-      const done = (r: Omit<SendResult, 'durationMs'>) => {
+      this.post(target, headers, body, (r) => {
         if (settled) return;
         settled = true;
         resolve({ durationMs: elapsed(), ...r });
-      };
-      const req = (isHttps ? https : http).request(target, {
-        method: 'POST',
-        agent: isHttps ? this.agents.https : this.agents.http,
-        timeout: this.timeoutMs,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'user-agent': 'card-gateway-webhooks/1',
-          'webhook-id': webhookId,
-          'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-          'webhook-signature': signature,
-        },
       });
-      const timedOut = (what: string) => Object.assign(new Error(what), { code: 'ETIMEDOUT' });
-      const deadline = setTimeout(() => req.destroy(timedOut('listener timed out')), this.timeoutMs);
-      const firstByte = setTimeout(
-        () => req.destroy(timedOut(`listener sent no answer within ${this.phases.firstByteMs} ms`)),
-        this.phases.firstByteMs,
+    });
+  }
+
+  /** POSTs the body and reports the attempt's outcome to `done`, which keeps the first it is given. */
+  private post(target: URL, headers: http.OutgoingHttpHeaders, body: string, done: (r: Outcome) => void): void {
+    const isHttps = target.protocol === 'https:';
+    const req = (isHttps ? https : http).request(target, {
+      method: 'POST',
+      agent: isHttps ? this.agents.https : this.agents.http,
+      timeout: this.timeoutMs,
+      headers,
+    });
+    const timers = this.armTimers(req);
+    req.on('timeout', () => req.destroy(timedOut('listener timed out')));
+    req.on('response', (res) => {
+      timers.answered();
+      readAnswer(res, (r) => {
+        timers.clear();
+        done(r);
+      });
+    });
+    req.on('error', (e) => {
+      timers.clear();
+      done({ errorClass: classify(e), responseBody: e.message.slice(0, MAX_RESPONSE_BYTES) });
+    });
+    req.end(body);
+  }
+
+  /**
+   * The attempt's limits on `req`: the whole answer, its first byte, and (for a new socket) the connection.
+   * `answered` clears the first-byte limit when the headers come; `clear` the attempt's limits when it ends.
+   */
+  private armTimers(req: http.ClientRequest): { answered: () => void; clear: () => void } {
+    const deadline = setTimeout(() => req.destroy(timedOut('listener timed out')), this.timeoutMs);
+    const firstByte = setTimeout(
+      () => req.destroy(timedOut(`listener sent no answer within ${this.phases.firstByteMs} ms`)),
+      this.phases.firstByteMs,
+    );
+    req.on('socket', (socket) => {
+      // A kept-alive socket is connected already; a new one must connect (lookup included) in time.
+      if (!socket.connecting) return;
+      const connect = setTimeout(
+        () => req.destroy(Object.assign(new Error(`no connection within ${this.phases.connectMs} ms`), { code: 'ECONNECTTIMEOUT' })),
+        this.phases.connectMs,
       );
-      const clearTimers = () => {
+      socket.once('connect', () => clearTimeout(connect));
+      socket.once('close', () => clearTimeout(connect));
+    });
+    return {
+      answered: () => clearTimeout(firstByte),
+      clear: () => {
         clearTimeout(deadline);
         clearTimeout(firstByte);
-      };
-      req.on('socket', (socket) => {
-        // A kept-alive socket is connected already; a new one must connect (lookup included) in time.
-        if (!socket.connecting) return;
-        const connect = setTimeout(
-          () => req.destroy(Object.assign(new Error(`no connection within ${this.phases.connectMs} ms`), { code: 'ECONNECTTIMEOUT' })),
-          this.phases.connectMs,
-        );
-        socket.once('connect', () => clearTimeout(connect));
-        socket.once('close', () => clearTimeout(connect));
-      });
-      req.on('timeout', () => req.destroy(timedOut('listener timed out')));
-      req.on('response', (res) => {
-        clearTimeout(firstByte);
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          if (size < MAX_RESPONSE_BYTES) chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));
-          size += c.length;
-        });
-        res.on('end', () => {
-          clearTimers();
-          const status = res.statusCode ?? 0;
-          done({
-            httpStatus: status,
-            errorClass: status >= 200 && status < 300 ? undefined : 'http_status',
-            responseBody: Buffer.concat(chunks).toString('utf8'),
-            retryAfterMs: parseRetryAfter(res.headers['retry-after']),
-          });
-        });
-        res.on('error', (e) => {
-          clearTimers();
-          done({ httpStatus: status(res), errorClass: classify(e), responseBody: e.message });
-        });
-      });
-      req.on('error', (e) => {
-        clearTimers();
-        done({ errorClass: classify(e), responseBody: e.message.slice(0, MAX_RESPONSE_BYTES) });
-      });
-      req.end(body);
-    });
+      },
+    };
   }
 
   close(): void {
@@ -139,7 +125,48 @@ export class WebhookSender {
   }
 }
 
+type Outcome = Omit<SendResult, 'durationMs'>;
+
 const status = (res: http.IncomingMessage) => res.statusCode;
+
+const timedOut = (what: string) => Object.assign(new Error(what), { code: 'ETIMEDOUT' });
+
+/** The Standard Webhooks headers for `body`, signed at `timestamp`. */
+function webhookHeaders(webhookId: string, timestamp: Date, body: string, secrets: WebhookSecrets): http.OutgoingHttpHeaders {
+  // During a secret rotation's grace period the old secret signs too (space-separated list).
+  const signature = [secrets.current, secrets.previous]
+    .filter((s): s is string => !!s)
+    .map((s) => new Webhook(s).sign(webhookId, timestamp, body))
+    .join(' ');
+  return {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'user-agent': 'card-gateway-webhooks/1',
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+    'webhook-signature': signature,
+  };
+}
+
+/** Reads the listener's answer (up to MAX_RESPONSE_BYTES of its body) and reports it to `finish`. */
+function readAnswer(res: http.IncomingMessage, finish: (r: Outcome) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (c: Buffer) => {
+    if (size < MAX_RESPONSE_BYTES) chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));
+    size += c.length;
+  });
+  res.on('end', () => {
+    const status = res.statusCode ?? 0;
+    finish({
+      httpStatus: status,
+      errorClass: status >= 200 && status < 300 ? undefined : 'http_status',
+      responseBody: Buffer.concat(chunks).toString('utf8'),
+      retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+    });
+  });
+  res.on('error', (e) => finish({ httpStatus: status(res), errorClass: classify(e), responseBody: e.message }));
+}
 
 function classify(e: NodeJS.ErrnoException): AttemptErrorClass {
   if (e instanceof BlockedAddressError || e.code === 'ESSRFBLOCKED') return 'ssrf_blocked';

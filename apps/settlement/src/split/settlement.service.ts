@@ -3,7 +3,7 @@ import { TransactionEvent } from '@app/contracts';
 import { CancelSettlement, CaptureSettlement } from '@app/settlement';
 
 /**
- * Payables on capture, reversals on cancel (SPLIT.md 5 and 6). Re-delivery is expected (the
+ * Payables on capture, reversals on cancel (docs/merchants/split.md 5 and 6). Re-delivery is expected (the
  * outbox publishes at least once, a killed worker's job runs again): "already done" is a quiet
  * success, never a second set of payables.
  */

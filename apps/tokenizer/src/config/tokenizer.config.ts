@@ -1,6 +1,7 @@
 import { readKeyring } from '@app/boot';
 import { BaseConfig, EnvReader, readBaseConfig } from '@app/platform';
 import { Keyring } from '@app/vault/keyring';
+import { ConnectorSettings, readConnectorSettings } from '@app/acquirer';
 
 export interface VaultKeys {
   /** Opens the API's sealed card payloads. */
@@ -17,7 +18,7 @@ export class TokenizerConfig {
   keys: VaultKeys;
   concurrency: number;
   dbPoolSize: number;
-  /** Sandbox acquirer: how long a card ending in 9 takes to be approved (WIRE.md 7). */
+  /** Sandbox acquirer: how long a card ending in 9 takes to be approved (docs/merchants/sandbox.md). */
   sandboxSlowApprovalMs: number;
   /** Sandbox acquirer: how long a capture or cancel takes, as a remote acquirer's round trip would. */
   sandboxFollowUpLatencyMs: number;
@@ -37,6 +38,10 @@ export class TokenizerConfig {
   operationConcurrency: number;
   /** Of those, the most that may wait on one transaction; more get 038 at once. */
   operationQueuePerTransaction: number;
+  /** Cielo's and e.Rede's hosts, timeouts, breakers (docs/acquirers.md). */
+  connectors: ConnectorSettings;
+  /** Opens production merchants' acquirer secrets (SECRETS_KEKS, as the notifier opens webhook secrets). */
+  secrets: Keyring;
   /** How often this tokenizer looks for due rebill cycles (0: never; another replica or the CLI charges them). */
   rebillPollMs: number;
   /** Rebill charges opened (and sent) per statement. */
@@ -53,7 +58,7 @@ export function readVaultKeys(r: EnvReader, base: BaseConfig): VaultKeys {
 export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): TokenizerConfig {
   const r = new EnvReader(env);
   const base = readBaseConfig(r);
-  const cfg: TokenizerConfig = {
+  const cfg: Omit<TokenizerConfig, 'connectors' | 'secrets'> & Partial<TokenizerConfig> = {
     base,
     healthPort: r.int('HEALTH_PORT', 3001, 0, 65535),
     keys: readVaultKeys(r, base),
@@ -78,11 +83,13 @@ export function loadTokenizerConfig(env: NodeJS.ProcessEnv = process.env): Token
     // Well past a reply wait, well before SALE_ORPHAN_AFTER_S would abandon the charge.
     rebillResendAfterS: r.int('REBILL_RESEND_AFTER_S', 30, 1, 86_400),
   };
+  cfg.connectors = readConnectorSettings(r, cfg.acquirerTimeoutMs);
+  cfg.secrets = readKeyring(r, base, 'SECRETS_KEKS');
   // A holder must be done (its acquirer call and, if lost, the fence) long before the reconciler
   // takes its claim for a dead worker's.
   if (cfg.claimStaleAfterS * 1000 < 4 * cfg.acquirerTimeoutMs) {
     r.problem(`CLAIM_STALE_AFTER_S (${cfg.claimStaleAfterS}) must be at least 4 × ACQUIRER_TIMEOUT_MS (${cfg.acquirerTimeoutMs} ms)`);
   }
   r.done('tokenizer');
-  return cfg;
+  return cfg as TokenizerConfig;
 }

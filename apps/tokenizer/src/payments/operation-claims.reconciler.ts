@@ -2,13 +2,13 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { OperationsRepository } from '@app/persistence';
 import { PeriodicPass, safeErrorText } from '@app/platform';
 import { TokenizerConfig } from '../config/tokenizer.config';
-import { PaymentsService } from './payments.service';
+import { MoneyOperationsService } from './money-operations.service';
 
 /**
  * No transaction stays held and no acquirer operation goes unrecorded: a capture or cancel still
  * pending after CLAIM_STALE_AFTER_S lost its worker (SIGKILL between claim and outcome, or after
  * the acquirer answered). Each is settled with the acquirer by its operation key and recorded
- * (PaymentsService.resolveStale). Runs in every tokenizer; every step is a compare-and-set on the
+ * (MoneyOperationsService.resolveStale). Runs in every tokenizer; every step is a compare-and-set on the
  * claim, so two of them, or a retry completing the same request, agree.
  */
 @Injectable()
@@ -18,7 +18,7 @@ export class OperationClaimsReconciler implements OnApplicationBootstrap, OnAppl
 
   constructor(
     private readonly operations: OperationsRepository,
-    private readonly payments: PaymentsService,
+    private readonly moneyOperations: MoneyOperationsService,
     private readonly config: TokenizerConfig,
   ) {}
 
@@ -40,7 +40,7 @@ export class OperationClaimsReconciler implements OnApplicationBootstrap, OnAppl
     try {
       for (const op of await this.operations.findStale(this.config.claimStaleAfterS, 100)) {
         try {
-          const view = await this.payments.resolveStale(op);
+          const view = await this.moneyOperations.resolveStale(op);
           settled++;
           this.logger.warn(
             { transactionId: op.transaction_id.toUpperCase(), operation: op.kind, amount: Number(op.amount), status: view?.status },

@@ -3,11 +3,15 @@ import { Ctx, MessagePattern, Payload } from '@nestjs/microservices';
 import { BullMqContext } from '@app/messaging';
 import { Patterns, ReplyOf, RequestOf } from '@app/contracts';
 import { asReply } from '../tokens/tokens.handler';
-import { PaymentsService } from './payments.service';
+import { MoneyOperationsService } from './money-operations.service';
+import { SalesService } from './sales.service';
 
 @Controller()
 export class PaymentsHandler {
-  constructor(private readonly payments: PaymentsService) {}
+  constructor(
+    private readonly sales: SalesService,
+    private readonly operations: MoneyOperationsService,
+  ) {}
 
   @MessagePattern(Patterns.CardAuthorize)
   authorize(
@@ -16,16 +20,16 @@ export class PaymentsHandler {
   ): Promise<ReplyOf<typeof Patterns.CardAuthorize>> {
     // A job started, failed or stalled before may have been decided already: only a first
     // delivery may trust the row recorded with it.
-    return asReply(() => this.payments.authorize(req, ctx.isFirstDelivery()));
+    return asReply(() => this.sales.authorize(req, ctx.isFirstDelivery()));
   }
 
   @MessagePattern(Patterns.CardCapture)
   capture(@Payload() req: RequestOf<typeof Patterns.CardCapture>): Promise<ReplyOf<typeof Patterns.CardCapture>> {
-    return asReply(() => this.payments.capture(req));
+    return asReply(() => this.operations.capture(req));
   }
 
   @MessagePattern(Patterns.CardCancel)
   cancel(@Payload() req: RequestOf<typeof Patterns.CardCancel>): Promise<ReplyOf<typeof Patterns.CardCancel>> {
-    return asReply(() => this.payments.cancel(req));
+    return asReply(() => this.operations.cancel(req));
   }
 }

@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Queue } from 'bullmq';
-import type { RedisConnection } from '@app/platform';
+import type { PartitionedQueue } from '@app/messaging';
 import { TransactionsRepository } from '@app/persistence';
 import { PeriodicPass, safeErrorText } from '@app/platform';
 import { TokenizerConfig } from '../config/tokenizer.config';
-import { PaymentsService } from './payments.service';
+import { SalesService } from './sales.service';
 
 export const AUTHORIZE_QUEUE = Symbol('AUTHORIZE_QUEUE');
 
@@ -12,7 +11,7 @@ export const AUTHORIZE_QUEUE = Symbol('AUTHORIZE_QUEUE');
  * Every sale ends in a final status. A sale still at status 0 after SALE_ORPHAN_AFTER_S whose
  * authorization job is gone from the queue will never be decided by a job (its API stopped
  * between recording and queueing it, or its decision could not be recorded): it is abandoned
- * (PaymentsService.abandon). A sale whose job still waits (tokenizers down, a backlog) is left to
+ * (SalesService.abandon). A sale whose job still waits (tokenizers down, a backlog) is left to
  * the job. Runs in every tokenizer; a status moves by compare-and-set, so two of them agree.
  */
 @Injectable()
@@ -22,9 +21,9 @@ export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplica
 
   constructor(
     private readonly transactions: TransactionsRepository,
-    private readonly payments: PaymentsService,
+    private readonly sales: SalesService,
     private readonly config: TokenizerConfig,
-    @Inject(AUTHORIZE_QUEUE) private readonly queue: Queue,
+    @Inject(AUTHORIZE_QUEUE) private readonly queue: PartitionedQueue,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -34,7 +33,7 @@ export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplica
   async onApplicationShutdown(): Promise<void> {
     await this.periodic.stop();
     await this.queue.close();
-    (this.queue.opts.connection as RedisConnection).disconnect();
+    this.queue.connection.disconnect();
   }
 
   /** One pass; returns how many sales it abandoned. */
@@ -47,13 +46,13 @@ export class PendingSalesReconciler implements OnApplicationBootstrap, OnApplica
     try {
       for (const stale of await this.transactions.findStalePending(this.config.orphanAfterS, 100)) {
         try {
-          // The authorization job's id is the transaction id; while it exists, it decides the sale.
+          // The authorization job's id is the transaction id (which also picks its partition); while it exists, it decides the sale.
           if (await this.queue.getJob(stale.id)) continue;
           // A job is removed only after its decision committed: re-read, so a sale decided while
           // this pass ran is never reversed.
           const row = await this.transactions.findByMerchantAndId(stale.merchant_id, stale.id);
           if (!row || row.status !== 0 || row.status_version !== stale.status_version) continue;
-          const view = await this.payments.abandon(row);
+          const view = await this.sales.abandon(row);
           abandoned++;
           this.logger.warn(
             { transactionId: view.id, status: view.status, errorCode: view.errorCode },

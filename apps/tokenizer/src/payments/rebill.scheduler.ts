@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { lastValueFrom } from 'rxjs';
-import { Patterns } from '@app/contracts';
-import { TypedClient, withJobId } from '@app/messaging';
-import { RebillRunner, RebillsRepository } from '@app/persistence';
+import { TypedClient } from '@app/messaging';
+import { queueCharges, RebillLifecycle, RebillRunner } from '@app/rebills';
 import { PeriodicPass, safeErrorText } from '@app/platform';
 import { TokenizerConfig } from '../config/tokenizer.config';
 
@@ -20,18 +18,14 @@ export class RebillScheduler implements OnApplicationBootstrap, OnApplicationShu
   private readonly runner: RebillRunner;
 
   constructor(
-    rebills: RebillsRepository,
+    lifecycle: RebillLifecycle,
     private readonly config: TokenizerConfig,
     @Inject(REBILL_CLIENT) client: TypedClient,
   ) {
-    this.runner = new RebillRunner(
-      rebills,
-      (req) => lastValueFrom(client.send(Patterns.CardAuthorize, withJobId(req, req.transactionId))),
-      {
-        batch: config.rebillBatch,
-        resendAfterS: config.rebillResendAfterS,
-      },
-    );
+    this.runner = new RebillRunner(lifecycle, queueCharges(client), {
+      batch: config.rebillBatch,
+      resendAfterS: config.rebillResendAfterS,
+    });
   }
 
   onApplicationBootstrap(): void {

@@ -3,60 +3,20 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { Keyring } from '@app/vault/keyring';
+import type { MerchantEnvironment } from '@app/contracts';
 import { isMerchantPublicId, isUuid, MERCHANT_PUBLIC_ID_CONSTRAINT, newMerchantPublicId } from './merchant-public-id';
 import { openWebhookSecrets, resealWebhookSecrets, SealedWebhookSecrets, sealWebhookSecrets } from './webhook-secret-seal';
-
-export interface NewMerchant {
-  name: string;
-  keyHash: Buffer;
-  webhookSecret: string;
-}
-
-export interface CreatedMerchant {
-  /** Internal (UUID). */
-  id: string;
-  publicId: string;
-}
-
-export interface MerchantCredentialsRow {
-  /** Internal (UUID). */
-  id: string;
-  keyHash: Buffer;
-  /** The merchant's own rate limits; null: the api's defaults. */
-  limits: MerchantRateLimits;
-}
-
-/** Requests per second a merchant may send (merchant:set-limits); null: the api's default. */
-export interface MerchantRateLimits {
-  writesPerS: number | null;
-  readsPerS: number | null;
-}
-
-/** The range of a per-merchant limit, as the migration's CHECK constraints hold it. */
-export const RATE_LIMIT_RANGE = { min: 1, max: 1_000_000 } as const;
-
-interface RateLimitColumns {
-  rate_limit_writes_per_s: number | null;
-  rate_limit_reads_per_s: number | null;
-}
-
-const limitsOf = (r: RateLimitColumns): MerchantRateLimits => ({
-  writesPerS: r.rate_limit_writes_per_s,
-  readsPerS: r.rate_limit_reads_per_s,
-});
-
-/** The sealed webhook secret columns, and a row of them as node-postgres returns it. */
-export const SEALED_SECRET_COLUMNS = 'webhook_secrets_kek_id, webhook_secret_sealed, previous_webhook_secret_sealed';
-export interface SealedSecretColumns {
-  webhook_secrets_kek_id: string;
-  webhook_secret_sealed: Buffer;
-  previous_webhook_secret_sealed: Buffer | null;
-}
-export const sealedOf = (r: SealedSecretColumns): SealedWebhookSecrets => ({
-  kid: r.webhook_secrets_kek_id,
-  current: r.webhook_secret_sealed,
-  previous: r.previous_webhook_secret_sealed,
-});
+import {
+  CreatedMerchant,
+  limitsOf,
+  MerchantCredentialsRow,
+  MerchantRateLimits,
+  NewMerchant,
+  RateLimitColumns,
+  SEALED_SECRET_COLUMNS,
+  SealedSecretColumns,
+  sealedOf,
+} from './merchant-rows';
 
 /**
  * Stores sealed secrets (all under `kid`) for the merchants `ids`, in one statement. `q` is a
@@ -105,8 +65,9 @@ export class MerchantsRepository {
       const publicId = generate();
       try {
         await this.db.query(
-          'INSERT INTO merchants (id, public_id, name, key_hash, webhook_secrets_kek_id, webhook_secret_sealed) VALUES ($1, $2, $3, $4, $5, $6)',
-          [id, publicId, m.name, m.keyHash, sealed.kid, sealed.current],
+          `INSERT INTO merchants (id, public_id, name, key_hash, webhook_secrets_kek_id, webhook_secret_sealed, environment)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [id, publicId, m.name, m.keyHash, sealed.kid, sealed.current, m.environment ?? 'test'],
         );
         return { id, publicId };
       } catch (e) {
@@ -124,6 +85,42 @@ export class MerchantsRepository {
     if (!by) return undefined;
     const rows: { id: string }[] = await this.db.query(`SELECT id FROM merchants WHERE ${by.column} = $1`, [by.value]);
     return rows[0]?.id;
+  }
+
+  /** What merchant:show prints (internal id): never a key hash or a secret. */
+  async show(id: string): Promise<
+    | {
+        merchantId: string;
+        name: string;
+        environment: MerchantEnvironment;
+        createdAt: string;
+        limits: MerchantRateLimits;
+        webhookThrottlePerS: number | null;
+      }
+    | undefined
+  > {
+    const rows: (RateLimitColumns & {
+      public_id: string;
+      name: string;
+      environment: MerchantEnvironment;
+      created_at: Date;
+      webhook_throttle_per_s: number | null;
+    })[] = await this.db.query(
+      `SELECT public_id, name, environment, created_at, rate_limit_writes_per_s, rate_limit_reads_per_s, webhook_throttle_per_s
+         FROM merchants WHERE id = $1`,
+      [id],
+    );
+    const r = rows[0];
+    return (
+      r && {
+        merchantId: r.public_id,
+        name: r.name,
+        environment: r.environment,
+        createdAt: r.created_at.toISOString(),
+        limits: limitsOf(r),
+        webhookThrottlePerS: r.webhook_throttle_per_s,
+      }
+    );
   }
 
   /** Internal id, key hash and rate limits of the merchant named by `given` (as resolve), for authentication. */

@@ -27,7 +27,7 @@ function failuresBy(span: (typeof SPANS)[number], attempts: string, add: boolean
 
 /**
  * The console on real volumes (issue 16: 1 million deliveries, 5 million attempts, every page
- * under 100 ms at the p99). See docs/performance.md "The console on real volumes".
+ * under 100 ms at the p99). See docs/decisions/0006-console-on-real-volumes.md.
  *
  * Indexes for the deliveries list, each ending in (created_at, id), the list's keyset order, so a
  * page is an index range read backwards: unfiltered, by merchant, by state (these two replace

@@ -29,7 +29,7 @@ const attemptsTable = (key: string, partitioning: string): string => `CREATE TAB
 ) ${partitioning}`;
 
 /**
- * Bounded data growth (docs/OPERATIONS.md "Retention"): each table that grows with traffic gets
+ * Bounded data growth (docs/operations/retention.md): each table that grows with traffic gets
  * what its retention rule reads, and delivery_attempts, the largest, is partitioned by day so old
  * attempts go with a DROP of their day instead of a delete.
  *

@@ -14,7 +14,7 @@ const APPEND_ONLY = `CREATE OR REPLACE FUNCTION audit_events_append_only() RETUR
 $$`;
 
 /**
- * A retention rule for the audit trail (issue 32 finding 4; docs/OPERATIONS.md "Retention"),
+ * A retention rule for the audit trail (issue 32 finding 4; docs/operations/retention.md),
  * without giving any role DELETE on it.
  *
  * prune_audit_events(cutoff, max_rows) deletes up to max_rows events older than cutoff, oldest

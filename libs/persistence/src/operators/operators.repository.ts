@@ -2,12 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import type { OperatorRole } from './operator-access';
+
+/** The roles the operators table's CHECK allows; which allows what is libs/operators' rule. */
+export type OperatorRoleColumn = 'viewer' | 'operator' | 'admin';
 
 export interface OperatorRow {
   id: string;
   name: string;
-  role: OperatorRole;
+  role: OperatorRoleColumn;
   created_at: Date;
   created_by: string | null;
   revoked_at: Date | null;
@@ -53,7 +55,7 @@ export class OperatorsRepository {
    */
   async create(o: {
     name: string;
-    role: OperatorRole;
+    role: OperatorRoleColumn;
     tokenHash: Buffer;
     createdBy?: string;
   }): Promise<OperatorRow | 'name_taken' | 'admin_exists'> {

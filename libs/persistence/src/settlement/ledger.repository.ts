@@ -1,79 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { PayableView, SettlementTerms, SplitResult } from '@app/contracts';
+import { PayableView } from '@app/contracts';
 import { MERCHANT } from '@app/contracts/parties';
 import { columns, inKeyOrder } from '../batching';
 import { preparedStatement } from '../prepared';
-
-/** A transaction's settlement as claimed: what was settled so far, and the split it was settled by. */
-export interface SettlementRow {
-  transaction_id: string;
-  merchant_id: string;
-  gross: string;
-  fee: string;
-  split: SplitResult;
-  cancelled: string;
-  charged_back: string;
-}
-
-/** What settling a capture reads of its transaction. */
-export interface CapturedRow {
-  id: string;
-  merchant_id: string;
-  captured_amount: string;
-  instalments: number;
-  method: number;
-  details: { terms?: SettlementTerms };
-}
-
-/** One payable row to write; a null recipient is the merchant. */
-export interface PayableWrite {
-  recipientId: string | null;
-  instalment: number;
-  dueDate: string;
-  gross: number;
-  fee: number;
-  net: number;
-}
-
-/** A capture's settlement and its payables, written together or not at all. */
-export interface CaptureClaim {
-  id: string;
-  merchantId: string;
-  gross: number;
-  fee: number;
-  instalments: number;
-  split: SplitResult;
-  capturedOn: string;
-  payables: PayableWrite[];
-}
-
-/** Per transaction: the amounts of the transaction, of its settlement, and the sums of its payables per kind. */
-export interface LedgerTotalsRow {
-  id: string;
-  captured: string;
-  cancelled: string;
-  charged_back: string;
-  s_gross: string | null;
-  s_fee: string | null;
-  s_cancelled: string | null;
-  s_cb: string | null;
-  cap_gross: string;
-  cap_fee: string;
-  cancel_gross: string;
-  cb_gross: string;
-}
-
-/** Per transaction and party: the sums of its capture payables, beside the split they were written from. */
-export interface CapturePartyRow {
-  transaction_id: string;
-  party: string;
-  gross: string;
-  fee: string;
-  net: string;
-  expected: SplitResult;
-}
+import { saleDetailsOf } from '../transactions/sale-details';
+import { CaptureClaim, CapturedRow, CapturePartyRow, LedgerTotalsRow, PayableWrite, SettlementRow } from './ledger-rows';
 
 interface PayableRow {
   transaction_id: string;
@@ -90,7 +23,7 @@ interface PayableRow {
 // Dates as text: node-pg would turn a date into a local-midnight Date and shift it by the zone.
 const PAYABLE_COLUMNS = 'transaction_id, recipient_id, kind, instalment, due_date::text AS due_date, gross, fee, net, status';
 
-const READ_CAPTURED = preparedStatement<CapturedRow>(
+const READ_CAPTURED = preparedStatement<Omit<CapturedRow, 'terms'> & { details: unknown }>(
   'settlement_read_captured',
   'SELECT id, merchant_id, captured_amount, instalments, method, details FROM transactions WHERE id = ANY($1::uuid[])',
 );
@@ -131,8 +64,9 @@ export class LedgerRepository {
   }
 
   /** The captured transactions among `ids` (lower-case), with the terms they are settled by. */
-  readCaptured(tx: EntityManager, ids: readonly string[]): Promise<CapturedRow[]> {
-    return READ_CAPTURED(tx, [ids]);
+  async readCaptured(tx: EntityManager, ids: readonly string[]): Promise<CapturedRow[]> {
+    const rows = await READ_CAPTURED(tx, [ids]);
+    return rows.map(({ details, ...row }) => ({ ...row, terms: saleDetailsOf(details).terms }));
   }
 
   /**

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { columns } from '../batching';
 import { preparedStatement } from '../prepared';
-import { changedRow, OperationKind, OutboxEvent, TransactionRow, Transition } from './transactions.repository';
+import { changedRow, OperationKind, OutboxEvent, TransactionRow, Transition } from './transaction-rows';
 
 export type OperationState = 'pending' | 'applied' | 'refused' | 'voided';
 

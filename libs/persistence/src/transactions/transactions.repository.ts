@@ -4,58 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { columns, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
 import { preparedStatement } from '../prepared';
-import { EventName, OPERATION_CODES, OperationName, RecordedSale, TransactionStatus, TransactionView } from '@app/contracts';
-
-/** A transactions row as Postgres returns it: the columns the API sends with card.authorize. */
-export interface TransactionRow extends RecordedSale {
-  created_at: Date;
-}
-
-export type OperationKind = 'capture' | 'cancel';
-
-export interface ReconciliationRow {
-  id: string;
-  merchant_id: string;
-  status: number;
-  captured_amount: string;
-  cancelled_amount: string;
-  tid: string | null;
-  held_since: Date | null;
-  updated_at: Date;
-}
-
-export interface NewTransaction {
-  id: string;
-  merchantId: string;
-  reference: string;
-  operation: OperationName;
-  acquirer: number;
-  method: number;
-  instalments: number;
-  currency: string;
-  amount: number;
-  maskedCard: string;
-  brand: string;
-  tokenCard?: string;
-  details: Record<string, unknown>;
-  urlReturn?: string;
-}
-
-export interface Transition {
-  status: TransactionStatus;
-  capturedAmount?: number;
-  cancelledAmount?: number;
-  errorCode?: string;
-  processor?: TransactionView['processor'];
-  tokenCard?: string;
-  maskedCard?: string;
-  brand?: string;
-}
-
-export interface OutboxEvent {
-  event: EventName;
-  payload: unknown;
-}
+import { saleDetailsJson } from './sale-details';
+import { OPERATION_CODES } from './sale-snapshot';
+import { changedRow, NewTransaction, OutboxEvent, ReconciliationRow, TransactionRow, Transition } from './transaction-rows';
 
 interface PendingTransition {
   row: TransactionRow;
@@ -160,7 +111,7 @@ export class TransactionsRepository {
         (t) => t.maskedCard,
         (t) => t.brand,
         (t) => t.tokenCard ?? null,
-        (t) => JSON.stringify(t.details),
+        (t) => saleDetailsJson(t.details),
         (t) => t.urlReturn ?? null,
       ),
     );
@@ -199,8 +150,8 @@ export class TransactionsRepository {
     scope: { merchantId?: string; since?: Date; alsoTids?: string[] },
   ): Promise<ReconciliationRow[]> {
     return this.db.query(
-      `SELECT t.id, t.merchant_id, t.status, t.captured_amount, t.cancelled_amount, t.processor->>'tid' AS tid, o.created_at AS held_since,
-         t.updated_at
+      `SELECT t.id, t.merchant_id, t.status, t.captured_amount, t.cancelled_amount, t.processor->>'tid' AS tid,
+         t.processor->>'saleRef' AS sale_ref, t.acquirer, o.created_at AS held_since, t.updated_at
        FROM transactions t LEFT JOIN transaction_operations o ON o.id = t.pending_operation_id
        WHERE t.id > $1 AND t.status <> 0 AND ($2::uuid IS NULL OR t.merchant_id = $2)
          AND ($3::timestamptz IS NULL OR t.updated_at >= $3 OR t.processor->>'tid' = ANY($5::text[]))
@@ -286,20 +237,4 @@ export class TransactionsRepository {
     ]);
     return new Set(written.map((w) => w.aggregate_id));
   }
-}
-
-/** The row as it is after `change` (status_version one up); nothing else is touched. */
-export function changedRow(row: TransactionRow, change: Transition): TransactionRow {
-  return {
-    ...row,
-    status: change.status,
-    status_version: row.status_version + 1,
-    captured_amount: change.capturedAmount !== undefined ? String(change.capturedAmount) : row.captured_amount,
-    cancelled_amount: change.cancelledAmount !== undefined ? String(change.cancelledAmount) : row.cancelled_amount,
-    error_code: change.errorCode ?? row.error_code,
-    processor: { ...row.processor, ...change.processor },
-    token_card: change.tokenCard ?? row.token_card,
-    masked_card: change.maskedCard ?? row.masked_card,
-    brand: change.brand ?? row.brand,
-  };
 }

@@ -1,72 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { columns, distinctGroups, inKeyOrder, runDistinctGroups, statementBatcher } from '../batching';
-
-/** 'held': recorded while its listener is disabled, not attempted until the listener is enabled again. */
-export const DELIVERY_STATUSES = ['pending', 'sending', 'succeeded', 'failed', 'blocked', 'held'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-export type AttemptErrorClass = 'timeout' | 'dns' | 'connect' | 'tls' | 'ssrf_blocked' | 'http_status';
-
-/** Where a walk through overdue deliveries stopped (they are ordered by creation, then id). */
-export interface OverdueCursor {
-  /** As Postgres prints it: a JavaScript Date would drop the microseconds and never move past a tie. */
-  createdAt: string;
-  id: string;
-}
-
-export interface DeliveryRow {
-  id: string;
-  merchant_id: string;
-  transaction_id: string;
-  status_version: number;
-  event: string;
-  url: string;
-  /** The listener (scheme://host:port of `url`); null for deliveries created before listeners were tracked. */
-  origin: string | null;
-  body: string;
-  status: DeliveryStatus;
-  attempts: number;
-  replays: number;
-  next_attempt_at: Date | null;
-  last_http_status: number | null;
-  last_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-  succeeded_at: Date | null;
-}
-
-export interface AttemptRecord {
-  startedAt: Date;
-  durationMs: number;
-  httpStatus?: number;
-  errorClass?: AttemptErrorClass;
-  responseBody?: string;
-}
-
-export interface NewDelivery {
-  merchantId: string;
-  transactionId: string;
-  statusVersion: number;
-  event: string;
-  url: string;
-  /** The listener's origin (listenerOrigin of `url`); null: never held (a URL without one). */
-  origin: string | null;
-  body: string;
-}
+import { statementBatcher } from '../batching';
+import {
+  AttemptRecord,
+  Created,
+  DeliveryRow,
+  DeliveryStatus,
+  FinishedAttempt,
+  NewDelivery,
+  NewDeliveryClaim,
+  OverdueCursor,
+  DeliveryCursor,
+} from './delivery-rows';
+import { createDeliveries, recordAttempts } from './delivery-writes';
 
 const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, origin, status, attempts, replays, next_attempt_at,
   last_http_status, last_error, created_at, updated_at, succeeded_at`;
-
-type Created = { row: DeliveryRow; created: boolean };
-type NewDeliveryClaim = NewDelivery & { claim: boolean };
-type FinishedAttempt = {
-  id: string;
-  attempt: number;
-  a: AttemptRecord;
-  next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string };
-};
 
 /**
  * Webhook deliveries and their attempts. A delivery is created once per event × URL (a unique key
@@ -80,8 +30,8 @@ export class DeliveriesRepository {
   private readonly finish: (f: FinishedAttempt) => Promise<void>;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {
-    this.create = statementBatcher((items) => this.createMany(items));
-    this.finish = statementBatcher((items) => this.finishMany(items));
+    this.create = statementBatcher((items) => createDeliveries(this.db, items));
+    this.finish = statementBatcher((items) => recordAttempts(this.db, items));
   }
 
   /**
@@ -101,102 +51,6 @@ export class DeliveriesRepository {
     next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string },
   ): Promise<void> {
     return this.finish({ id, attempt, a, next });
-  }
-
-  /**
-   * One statement for many new deliveries. The final SELECT reads the snapshot taken before the
-   * insert, so it finds exactly the deliveries that existed already. An event twice in one batch
-   * is inserted once; its second caller gets the row as not created (it must not attempt too).
-   * A delivery inserted by a concurrent statement after the snapshot is in neither part: that
-   * caller fails and its event job runs again, and then finds it.
-   */
-  private async createMany(items: readonly NewDeliveryClaim[]): Promise<(Created | Error)[]> {
-    const key = (d: { transactionId: string; statusVersion: number; event: string }) => `${d.transactionId}|${d.statusVersion}|${d.event}`;
-    const [unique] = distinctGroups(items, key);
-    const firsts = new Set(unique);
-    const rows: (DeliveryRow & { created: boolean })[] = await this.db.query(
-      `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[])
-           AS t (id, merchant_id, transaction_id, status_version, event, url, origin, body, status, attempts)),
-       held AS (
-         SELECT merchant_id, origin FROM listeners WHERE state = 'disabled' AND (merchant_id, origin) IN (SELECT merchant_id, origin FROM input)),
-       created AS (
-         INSERT INTO deliveries (id, merchant_id, transaction_id, status_version, event, url, origin, body, status, attempts)
-         SELECT i.id, i.merchant_id, i.transaction_id, i.status_version, i.event, i.url, i.origin, i.body,
-           CASE WHEN h.origin IS NULL THEN i.status ELSE 'held' END, CASE WHEN h.origin IS NULL THEN i.attempts ELSE 0 END
-         FROM input i LEFT JOIN held h USING (merchant_id, origin)
-         ON CONFLICT (transaction_id, status_version, event) DO NOTHING RETURNING *)
-       SELECT *, true AS created FROM created UNION ALL
-       SELECT d.*, false AS created FROM deliveries d JOIN input i USING (transaction_id, status_version, event)`,
-      columns(
-        unique,
-        () => randomUUID(),
-        (d) => d.merchantId,
-        (d) => d.transactionId,
-        (d) => d.statusVersion,
-        (d) => d.event,
-        (d) => d.url,
-        (d) => d.origin,
-        (d) => d.body,
-        (d) => (d.claim ? 'sending' : 'pending'),
-        (d) => (d.claim ? 1 : 0),
-      ),
-    );
-    const byKey = new Map(
-      rows.map(({ created, ...row }) => [
-        key({ transactionId: row.transaction_id, statusVersion: row.status_version, event: row.event }),
-        { row, created },
-      ]),
-    );
-    return items.map((d) => {
-      const hit = byKey.get(key(d));
-      if (!hit) return new Error(`delivery of ${d.transactionId} v${d.statusVersion} was created concurrently; retry`);
-      if (!firsts.has(d)) return { row: hit.row, created: false };
-      return hit;
-    });
-  }
-
-  /**
-   * Records many attempts and their deliveries' new states, in one statement. Two attempts of
-   * one delivery in a batch (a re-delivered event raced the first) are recorded one after the
-   * other, never in one UPDATE, where Postgres would apply an arbitrary one of them.
-   */
-  private finishMany(items: readonly FinishedAttempt[]): Promise<(void | Error)[]> {
-    return runDistinctGroups(
-      items,
-      (f) => f.id,
-      async (group) => {
-        await this.finishDistinct(inKeyOrder(group, (f) => f.id));
-        return () => undefined;
-      },
-    );
-  }
-
-  private async finishDistinct(items: readonly FinishedAttempt[]): Promise<void> {
-    await this.db.query(
-      `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[])
-           AS t (id, attempt, started_at, duration_ms, http_status, error_class, response_body, status, next_attempt_at, error)),
-       attempt AS (
-         INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body)
-         SELECT id, attempt, started_at, duration_ms, http_status, error_class, response_body FROM input)
-       UPDATE deliveries d SET status = i.status, next_attempt_at = i.next_attempt_at, last_http_status = i.http_status, last_error = i.error, updated_at = now(),
-         succeeded_at = CASE WHEN i.status = 'succeeded' THEN now() ELSE d.succeeded_at END
-       FROM input i WHERE d.id = i.id`,
-      columns(
-        items,
-        (f) => f.id,
-        (f) => f.attempt,
-        (f) => f.a.startedAt,
-        (f) => f.a.durationMs,
-        (f) => f.a.httpStatus ?? null,
-        (f) => f.a.errorClass ?? null,
-        (f) => f.a.responseBody ?? null,
-        (f) => f.next.status,
-        (f) => f.next.nextAttemptAt ?? null,
-        (f) => f.next.error ?? null,
-      ),
-    );
   }
 
   /** The delivery; with `merchantId`, only when it is that merchant's (another's answers undefined, as a missing one). */
@@ -279,17 +133,34 @@ export class DeliveriesRepository {
   }
 
   /**
-   * The held deliveries of one listener, oldest first ((created_at, id) order), a page at a time
-   * after `after` (the id of the last one released).
+   * Releases the oldest page of one listener's held deliveries in one statement: pending again
+   * with a fresh schedule, as replays (a retry's job under a delivery's id may still be known to
+   * the queue, so each goes under a new one). Returned oldest first ((created_at, id) order), with
+   * the replay numbers; empty when nothing is held after `after` (the last one of the page before:
+   * a delivery held again while its release runs, its listener disabled meanwhile, is not released
+   * twice by one enable). One statement per page leaves no moment in which the sweeper could take
+   * part of a page and queue it out of order.
    */
-  async heldOf(merchantId: string, origin: string, limit: number, after?: string): Promise<Pick<DeliveryRow, 'id' | 'url'>[]> {
-    return this.db.query(
-      `SELECT id, url FROM deliveries
-       WHERE merchant_id = $1 AND origin = $2 AND status = 'held'
-         AND ($4::uuid IS NULL OR (created_at, id) > ((SELECT created_at FROM deliveries WHERE id = $4), $4))
-       ORDER BY created_at, id LIMIT $3`,
-      [merchantId, origin, limit, after ?? null],
+  async releaseHeldPage(
+    merchantId: string,
+    origin: string,
+    limit: number,
+    after?: DeliveryCursor,
+  ): Promise<(Pick<DeliveryRow, 'id' | 'url'> & { replays: number } & DeliveryCursor)[]> {
+    const [rows]: [(Pick<DeliveryRow, 'id' | 'url'> & { replays: number } & DeliveryCursor)[], number] = await this.db.query(
+      `WITH page AS (
+         SELECT id FROM deliveries WHERE merchant_id = $1 AND origin = $2 AND status = 'held'
+           AND ($4::timestamptz IS NULL OR (created_at, id) > ($4, $5::uuid))
+         ORDER BY created_at, id LIMIT $3 FOR UPDATE)
+       UPDATE deliveries d SET status = 'pending', replays = d.replays + 1, next_attempt_at = now(), updated_at = now()
+       FROM page WHERE d.id = page.id AND d.status = 'held'
+       RETURNING d.id, d.url, d.replays, d.created_at::text AS "createdAt"`,
+      [merchantId, origin, limit, after?.createdAt ?? null, after?.id ?? null],
     );
+    // RETURNING keeps no order: (created_at, id) is the order the notifier created them in.
+    const byAge = (a: (typeof rows)[number], b: (typeof rows)[number]) =>
+      a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1;
+    return rows.sort(byAge);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { DeliveryStatus } from './deliveries.repository';
+import type { DeliveryStatus } from './delivery-rows';
 
 /** Where a page of the console's delivery list stopped (newest first: creation time, then id). */
 export interface DeliveryPageCursor {

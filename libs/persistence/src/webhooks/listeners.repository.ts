@@ -163,9 +163,17 @@ export class ListenersRepository {
    * disable it again at once): false when it is not disabled.
    */
   async enable(merchantId: string, origin: string): Promise<boolean> {
-    const [rows]: [unknown[], number] = await this.db.query(
-      `UPDATE listeners SET state = 'enabled', disabled_at = NULL, disabled_by = NULL, failing_since = NULL, consecutive_failures = 0, updated_at = now()
-       WHERE merchant_id = $1 AND origin = $2 AND state = 'disabled' RETURNING 1`,
+    const rows: unknown[] = await this.db.query(
+      // Its held deliveries are touched in the same statement: the sweeper releases held deliveries
+      // of an enabled listener only once they have sat a grace period since, which leaves them to
+      // this enable's release, in order, rather than to a race between the two.
+      `WITH enabled AS (
+         UPDATE listeners SET state = 'enabled', disabled_at = NULL, disabled_by = NULL, failing_since = NULL, consecutive_failures = 0, updated_at = now()
+         WHERE merchant_id = $1 AND origin = $2 AND state = 'disabled' RETURNING 1),
+       touched AS (
+         UPDATE deliveries SET updated_at = now()
+         WHERE merchant_id = $1 AND origin = $2 AND status = 'held' AND EXISTS (SELECT 1 FROM enabled))
+       SELECT 1 FROM enabled`,
       [merchantId, origin],
     );
     return rows.length === 1;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import type { DeliveryRow } from './deliveries.repository';
+import type { DeliveryRow } from './delivery-rows';
 
 export const RECOVERY_STATES = ['running', 'cancelled', 'finished', 'failed'] as const;
 export type RecoveryState = (typeof RECOVERY_STATES)[number];

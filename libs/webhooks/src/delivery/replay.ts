@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { DeliveriesRepository } from '@app/persistence';
+import type { DeliveriesRepository, DeliveryCursor } from '@app/persistence';
 import { enqueueDelivery } from './delivery-queue';
 
 export type ReplayOutcome = 'queued' | 'not_found' | 'not_replayable';
@@ -31,6 +31,8 @@ const RELEASE_PAGE = 200;
  * Releases the held deliveries of one listener (once it is enabled again): each pending again
  * and queued as a replay, oldest first ((created_at, id) order), so the queue, which takes its
  * jobs in the order they were added, attempts them in that order. Returns how many it released.
+ * A page whose jobs are not all queued (Redis gone midway) is not lost: its deliveries are pending
+ * with no job, and the sweeper queues them again.
  */
 export async function releaseHeld(
   deliveries: DeliveriesRepository,
@@ -40,17 +42,13 @@ export async function releaseHeld(
   onPage?: (released: number) => void,
 ): Promise<number> {
   let released = 0;
-  let after: string | undefined;
+  let after: DeliveryCursor | undefined;
   for (;;) {
-    const page = await deliveries.heldOf(merchantId, origin, RELEASE_PAGE, after);
+    const page = await deliveries.releaseHeldPage(merchantId, origin, RELEASE_PAGE, after);
     if (!page.length) return released;
-    for (const d of page) {
-      const replay = await deliveries.release(d.id);
-      if (replay === undefined) continue; // released meanwhile by another enable
-      await enqueueDelivery(queue, { ...d, merchant_id: merchantId }, { replay });
-      released++;
-    }
-    after = page[page.length - 1].id;
+    for (const d of page) await enqueueDelivery(queue, { id: d.id, url: d.url, merchant_id: merchantId }, { replay: d.replays });
+    released += page.length;
+    after = { createdAt: page[page.length - 1].createdAt, id: page[page.length - 1].id };
     onPage?.(released);
   }
 }

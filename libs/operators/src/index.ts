@@ -1,0 +1,2 @@
+export * from './operator-access';
+export * from './audit-trail';

@@ -1,0 +1,9 @@
+<?php
+
+namespace Rede\Exception;
+
+use RuntimeException;
+
+class RedeException extends RuntimeException
+{
+}

@@ -1,0 +1,9 @@
+<?php
+
+namespace Rede;
+
+use JsonSerializable;
+
+interface RedeSerializable extends JsonSerializable
+{
+}

@@ -1,0 +1,13 @@
+<?php
+
+namespace Rede;
+
+interface RedeUnserializable
+{
+    /**
+     * @param string $serialized
+     *
+     * @return $this
+     */
+    public function jsonUnserialize(string $serialized): static;
+}

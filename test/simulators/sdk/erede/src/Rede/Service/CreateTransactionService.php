@@ -1,0 +1,7 @@
+<?php
+
+namespace Rede\Service;
+
+class CreateTransactionService extends AbstractTransactionsService
+{
+}
