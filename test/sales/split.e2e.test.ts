@@ -1,7 +1,8 @@
 import { Client } from 'pg';
-import { Queue } from 'bullmq';
-import { queueOn } from '@app/messaging';
-import { testRedis } from '../support/redis';
+import { lastValueFrom } from 'rxjs';
+import { Events } from '@app/contracts';
+import { BullMqClient, eventStreamKeys, streamDepth, withJobId } from '@app/messaging';
+import { testRedis, testRedisTarget } from '../support/redis';
 import { computeSplit, payableCells, processingFee } from '@app/split';
 import {
   approvedRecipients,
@@ -552,9 +553,26 @@ describe('split settlement', () => {
   it('the same transaction.captured event delivered twice writes one set of payables', async () => {
     const res = await receiver('sale', sale(5_000, [{ recipient: r[3], percentage: 20 }]));
     const before = await settled(res.json.transactionId);
+    const prefix = process.env.QUEUE_PREFIX!;
+    const partitions = Number(process.env.QUEUE_PARTITIONS ?? 1);
     const connection = testRedis({ maxRetriesPerRequest: null });
-    const queue = new Queue('transaction.captured', queueOn(connection, process.env.QUEUE_PREFIX!, 'transaction.captured'));
+    const client = new BullMqClient({ connection: testRedisTarget(), prefix, partitions });
+    const streams = Array.from({ length: partitions }, (_, i) =>
+      eventStreamKeys(connection, prefix, Events.TransactionCaptured, i, partitions),
+    );
+    const depth = async () => {
+      const parts = await Promise.all(streams.map((keys) => streamDepth(connection, keys)));
+      return parts.reduce(
+        (sum, d) => ({ unread: sum.unread + d.waiting, unacknowledged: sum.unacknowledged + d.active, dead: sum.dead + d.failed }),
+        {
+          unread: 0,
+          unacknowledged: 0,
+          dead: 0,
+        },
+      );
+    };
     try {
+      const deadBefore = (await depth()).dead;
       const payload = {
         transactionId: res.json.transactionId,
         merchantId: shop.internalId,
@@ -563,14 +581,17 @@ describe('split settlement', () => {
         capturedAmount: 5_000,
         cancelledAmount: 0,
       };
-      const jobs = await Promise.all(
-        [1, 2, 3].map((i) => queue.add('transaction.captured', { p: payload }, { jobId: `redelivery-${res.json.transactionId}-${i}` })),
-      );
-      await eventually(async () =>
-        expect(await Promise.all(jobs.map((j) => j.getState()))).toEqual(['completed', 'completed', 'completed']),
-      );
+      // Three deliveries of one event under three ids (the dedup window would fold one id's into one).
+      for (const i of [1, 2, 3])
+        expect(
+          await lastValueFrom(
+            client.emit(Events.TransactionCaptured, withJobId({ ...payload }, `redelivery-${res.json.transactionId}-${i}`)),
+          ),
+        ).toBe(true);
+      // All read and acknowledged, none given up on.
+      await eventually(async () => expect(await depth()).toEqual({ unread: 0, unacknowledged: 0, dead: deadBefore }));
     } finally {
-      await queue.close();
+      await client.close();
       connection.disconnect();
     }
     expect(await payablesOf(res.json.transactionId)).toEqual(before);

@@ -27,7 +27,13 @@ describe('BullMQ transport (real Redis)', () => {
   let flaky = 0;
 
   beforeAll(async () => {
-    server = new BullMqServer({ connection: redis, prefix, requiredPatterns: ['echo', 'fail', 'slow'], defaultConcurrency: 8 });
+    server = new BullMqServer({
+      connection: redis,
+      prefix,
+      requiredPatterns: ['echo', 'fail', 'slow'],
+      defaultConcurrency: 8,
+      eventRetry: { backoffMs: 100 },
+    });
     server.addHandler(
       'echo',
       handler(async (d) => (seen.push({ pattern: 'echo', data: d, correlationId: currentCorrelationId() }), { echoed: d })),
@@ -59,12 +65,7 @@ describe('BullMQ transport (real Redis)', () => {
         err ? reject(err instanceof Error ? err : new Error('listen failed', { cause: err })) : resolve(),
       );
     });
-    client = new BullMqClient({
-      connection: redis,
-      prefix,
-      replyTimeoutMs: 800,
-      eventJobOptions: { backoff: { type: 'fixed', delay: 100 } },
-    });
+    client = new BullMqClient({ connection: redis, prefix, replyTimeoutMs: 800 });
     await client.connect();
   });
 
@@ -113,7 +114,7 @@ describe('BullMQ transport (real Redis)', () => {
     });
   });
 
-  it('runs an event published twice with one deterministic job id once', async () => {
+  it('runs an event published twice with one deterministic id once (within the dedup window)', async () => {
     const id = `outbox:${randomUUID()}`;
     await lastValueFrom(client.emit('evt', withJobId({ id: 'dup' }, id)));
     await lastValueFrom(client.emit('evt', withJobId({ id: 'dup' }, id)));

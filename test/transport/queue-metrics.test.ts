@@ -39,6 +39,7 @@ describe('queue depth and reply-wait metrics (real Redis)', () => {
       concurrency: { 'qm.hold': 1 },
       defaultConcurrency: 4,
       observeQueues: ['qm.observed'],
+      eventRetry: { attempts: 1 },
     });
     // Holds each job until the test releases it: one runs (concurrency 1), the rest wait.
     server.addHandler('qm.hold', (() => new Promise<string>((resolve) => held.push(() => resolve('done')))) as MessageHandler);
@@ -48,7 +49,7 @@ describe('queue depth and reply-wait metrics (real Redis)', () => {
         err ? reject(err instanceof Error ? err : new Error('listen failed', { cause: err })) : resolve(),
       );
     });
-    client = new BullMqClient({ connection: target, prefix, replyTimeoutMs: 30_000, eventJobOptions: { attempts: 1 } });
+    client = new BullMqClient({ connection: target, prefix, replyTimeoutMs: 30_000 });
     await client.connect();
     redis = testRedis();
     observed = new Queue('qm.observed', queueOn(redis, prefix, 'qm.observed'));
@@ -146,7 +147,7 @@ describe('queue depth and reply-wait metrics (real Redis)', () => {
     }
   });
 
-  it('counts an event job that failed for good', async () => {
+  it('counts an event that failed for good (its dead letter)', async () => {
     await lastValueFrom(client.emit('qm.evt', { id: 'f' }));
     await eventually(async () => expect(await value('queue_failed_jobs', { queue: 'qm.evt' })).toBe(1), { timeoutMs: 10_000 });
     expect(await value('queue_depth_up')).toBe(1);

@@ -16,6 +16,7 @@ import {
 } from '@app/persistence';
 import { AuditTrail } from '@app/operators';
 import { AdminController } from './admin/admin.controller';
+import { AdminEventsController } from './admin/admin-events.controller';
 import { AdminQueues } from './admin/admin-queues';
 import { ConsoleConfig } from './config/console.config';
 
@@ -26,7 +27,7 @@ export class ConsoleModule {
     return {
       module: ConsoleModule,
       imports: appImports('console', config.base, config.dbPoolSize),
-      controllers: [AdminController],
+      controllers: [AdminController, AdminEventsController],
       providers: [
         { provide: ConsoleConfig, useValue: config },
         { provide: EdgeLimitsConfig, useExisting: ConsoleConfig },
@@ -43,7 +44,10 @@ export class ConsoleModule {
         RebillsRepository,
         AuditEventsRepository,
         AuditTrail,
-        { provide: AdminQueues, useFactory: () => new AdminQueues(config.base.redis, config.base.queuePrefix) },
+        {
+          provide: AdminQueues,
+          useFactory: () => new AdminQueues(config.base.redis, config.base.queuePrefix, config.base.queuePartitions),
+        },
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
       ],
     };

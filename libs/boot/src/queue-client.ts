@@ -8,7 +8,7 @@ export function queueClient(base: BaseConfig, replyTimeoutMs?: number): BullMqCl
     prefix: base.queuePrefix,
     partitions: base.queuePartitions,
     replyTimeoutMs,
-    keepCompletedJobsS: base.keepCompletedJobsS,
+    eventDedupS: base.eventDedupS,
     keepFailedJobsS: base.keepFailedJobsS,
   });
 }

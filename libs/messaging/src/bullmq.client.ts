@@ -1,5 +1,4 @@
 import { ClientProxy, MsPattern, ReadPacket, WritePacket } from '@nestjs/microservices';
-import { JobsOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { currentCorrelationId } from '@app/platform/correlation';
 import type { RedisTarget } from '@app/platform/env';
@@ -8,6 +7,7 @@ import { replyWaits } from '@app/platform/metrics';
 import { ReplyTimeoutError, RemoteError, TransportUnavailableError } from './errors';
 import { jobIdOf, JobEnvelope, ReplyMessage } from './job-envelope';
 import { PartitionedQueue } from './partitioned-queue';
+import { EventStreamPublisher } from './event-stream';
 
 export interface BullMqClientOptions {
   /** One Redis server or a Redis Cluster (BaseConfig.redis). */
@@ -18,10 +18,12 @@ export interface BullMqClientOptions {
   partitions?: number;
   /** How long `send` waits for the worker's reply. */
   replyTimeoutMs?: number;
-  /** Job options for durable events (`emit`): retries with backoff until a consumer succeeds. */
-  eventJobOptions?: JobsOptions;
-  /** Retention of finished event jobs (dashboard, dedup window) and of failed jobs. */
-  keepCompletedJobsS?: number;
+  /**
+   * Events (`emit`) published again under the same id within this many seconds are added once
+   * (EVENT_DEDUP_WINDOW_S). Default 900; 0 adds every one.
+   */
+  eventDedupS?: number;
+  /** How long a failed request job stays in Redis (capped at an hour: it may hold sealed card data). */
   keepFailedJobsS?: number;
 }
 
@@ -32,10 +34,11 @@ interface Pending {
 }
 
 /**
- * Caller side of the BullMQ transport. `send` = request/reply: one job on the pattern's queue,
- * the answer comes back on this client's own pub/sub channel (one SUBSCRIBE for all requests,
- * instead of BullMQ's QueueEvents stream per queue: far fewer Redis round trips per call).
- * `emit` = a durable event job with retries.
+ * Caller side of the transport. `send` = request/reply: one job on the pattern's queue, the
+ * answer comes back on this client's own pub/sub channel (one SUBSCRIBE for all requests, instead
+ * of BullMQ's QueueEvents stream per queue: far fewer Redis round trips per call). `emit` = a
+ * durable event: one entry on the pattern's stream, which its consumer group reads and retries
+ * (event-stream.ts).
  */
 export class BullMqClient extends ClientProxy {
   private readonly prefix: string;
@@ -45,6 +48,7 @@ export class BullMqClient extends ClientProxy {
   private readonly queues = new Map<string, PartitionedQueue>();
   private readonly pending = new Map<string, Pending>();
   private commands?: RedisConnection;
+  private events?: EventStreamPublisher;
   private subscriber?: RedisConnection;
   private connecting?: Promise<void>;
 
@@ -76,6 +80,7 @@ export class BullMqClient extends ClientProxy {
     this.subscriber = connectRedis(this.options.connection, { lazyConnect: true });
     for (const conn of [this.commands, this.subscriber]) conn.on('error', () => undefined);
     this.subscriber.on('message', (_channel: string, message: string) => this.onReply(message));
+    this.events = new EventStreamPublisher(this.commands, this.prefix, this.options.partitions ?? 1, this.options.eventDedupS ?? 900);
     await Promise.all([this.commands.connect(), this.subscriber.connect()]);
     await this.subscriber.subscribe(this.replyChannel);
   }
@@ -119,19 +124,12 @@ export class BullMqClient extends ClientProxy {
     };
   }
 
+  /** Resolves true when the event was added, false when one with its id was added within the dedup window. */
   protected async dispatchEvent<T = unknown>(packet: ReadPacket): Promise<T> {
     const pattern = this.normalizePattern(packet.pattern as MsPattern);
     const envelope: JobEnvelope = { p: packet.data, c: currentCorrelationId() };
-    const opts: JobsOptions = {
-      attempts: 10,
-      backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { age: this.options.keepCompletedJobsS ?? 24 * 3600, count: 10_000 },
-      removeOnFail: { age: this.keepFailedS },
-      ...this.options.eventJobOptions,
-      jobId: jobIdOf(packet.data),
-    };
     try {
-      return (await this.queue(pattern).of(opts.jobId).add(pattern, envelope, opts)) as T;
+      return (await this.events!.publish(pattern, jobIdOf(packet.data), envelope)) as T;
     } catch (e) {
       throw new TransportUnavailableError(pattern, e);
     }

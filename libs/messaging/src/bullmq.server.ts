@@ -1,9 +1,13 @@
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
-import { Job, Worker } from 'bullmq';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { Job, Queue, Worker } from 'bullmq';
 import { lastValueFrom } from 'rxjs';
 import { runWithCorrelationId } from '@app/platform/correlation';
 import { jobsProcessed } from '@app/platform/metrics';
-import { BullMqContext } from './bullmq.context';
+import { BullMqContext, EventContext } from './bullmq.context';
+import { eventStreamKeys } from './event-stream';
+import { DEFAULT_EVENT_RETRY, EventEntry, EventRetryPolicy, EventStreamConsumer } from './event-stream.consumer';
 import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
 import { partitionOn, splitConcurrency } from './queue-keys';
 import type { RedisTarget } from '@app/platform/env';
@@ -24,10 +28,12 @@ export interface BullMqServerOptions {
   defaultConcurrency?: number;
   /** More queues whose depth this worker's /metrics exports, beside the ones it consumes here (e.g. the notifier's delivery queue). */
   observeQueues?: string[];
+  /** How events are retried and when they are given up on (DEFAULT_EVENT_RETRY where unset). */
+  eventRetry?: Partial<EventRetryPolicy>;
 }
 
 /** Nest types message handlers `any` in and out; this transport only passes their input and result on, so `unknown` is enough. */
-type JobHandler = MessageHandler<unknown, BullMqContext, unknown>;
+type JobHandler = MessageHandler<unknown, BullMqContext | EventContext, unknown>;
 
 const INTERNAL: RemoteErrorPayload = {
   kind: 'unavailable',
@@ -36,11 +42,14 @@ const INTERNAL: RemoteErrorPayload = {
 };
 
 /**
- * Worker side of the BullMQ transport: one BullMQ Worker per handled pattern and partition (so
- * each pattern scales and drains on its own, and N replicas compete for the same queue).
+ * Worker side of the transport. Requests: one BullMQ Worker per pattern and partition (so each
+ * pattern scales and drains on its own, and N replicas compete for the same queue). Events: one
+ * consumer per pattern and partition in the pattern's consumer group on its stream
+ * (event-stream.consumer.ts), N replicas sharing the group.
  */
 export class BullMqServer extends Server implements CustomTransportStrategy {
   private readonly workers: Worker[] = [];
+  private readonly consumers: EventStreamConsumer[] = [];
   private publisher?: RedisConnection;
   /** What each worker's connections are copied from (BullMQ duplicates it; never used itself). */
   private template?: RedisConnection;
@@ -64,13 +73,21 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       });
       this.template = template;
       template.on('error', () => undefined);
-      for (const [pattern, handler] of this.messageHandlers as Map<string, JobHandler>) this.consume(pattern, handler, template);
+      const events: string[] = [];
+      for (const [pattern, handler] of this.messageHandlers as Map<string, JobHandler>) {
+        if (!handler.isEventHandler) this.consume(pattern, handler, template);
+        else {
+          events.push(pattern);
+          await this.consumeEvents(pattern, handler, template);
+        }
+      }
       await Promise.all(this.workers.map((w) => w.waitUntilReady()));
       // The depth of what this worker consumes, for autoscaling (read on the replies' connection, at scrape time).
       this.depth = new QueueDepthReader({
         connection: this.publisher,
         prefix: this.options.prefix ?? 'gw',
         queues: [...this.messageHandlers.keys()],
+        events,
         partitions: this.options.partitions,
         observeQueues: this.options.observeQueues,
       });
@@ -82,8 +99,9 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
 
   /** Waits for in-flight jobs to finish: a SIGTERM never cuts a job in half. */
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
+    await Promise.all([...this.workers.map((w) => w.close()), ...this.consumers.map((c) => c.close())]);
     this.workers.length = 0;
+    this.consumers.length = 0;
     await this.depth?.close();
     await this.publisher?.quit().catch(() => undefined);
     this.template?.disconnect();
@@ -110,6 +128,69 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       });
       this.workers.push(worker);
     }
+  }
+
+  /** One consumer per partition of the pattern's event stream, sharing the pattern's concurrency between them. */
+  private async consumeEvents(pattern: string, handler: JobHandler, template: RedisConnection): Promise<void> {
+    const partitions = this.options.partitions ?? 1;
+    const prefix = this.options.prefix ?? 'gw';
+    const total = this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16;
+    const shares = splitConcurrency(total, partitions);
+    const retry = { ...DEFAULT_EVENT_RETRY, ...this.options.eventRetry };
+    const me = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    for (let i = 0; i < partitions; i++) {
+      const keys = eventStreamKeys(this.publisher!, prefix, pattern, i, partitions);
+      const consumer = new EventStreamConsumer({
+        keys,
+        commands: this.publisher!,
+        blocking: template.duplicate(),
+        consumer: `${me}-${i}`,
+        concurrency: shares[i],
+        retry,
+        handle: (entry) => this.processEvent(pattern, keys.name, handler, entry),
+      });
+      await consumer.start();
+      this.consumers.push(consumer);
+      await this.drainOldQueue(pattern, handler, template, i, partitions);
+    }
+  }
+
+  /**
+   * Events published before they moved to streams wait in the pattern's BullMQ queue: a Worker
+   * drains them (with their retries) when some are there at start, so an upgrade loses none.
+   */
+  private async drainOldQueue(pattern: string, handler: JobHandler, template: RedisConnection, i: number, partitions: number) {
+    const { name, ...keys } = partitionOn(template, this.options.prefix ?? 'gw', pattern, i, partitions);
+    const queue = new Queue(name, { ...keys, connection: this.publisher! }).on('error', () => undefined);
+    try {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+      if (Object.values(counts).every((n) => n === 0)) return;
+      this.logger.log(`${name}: draining ${JSON.stringify(counts)} event jobs queued before events moved to streams`);
+      const worker = new Worker(name, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
+        ...keys,
+        concurrency: 1,
+        lockDuration: 10_000,
+      });
+      worker.on('error', (e) => {
+        this.logger.error(`worker ${name}: ${safeErrorText(e)}`);
+      });
+      this.workers.push(worker);
+    } finally {
+      await queue.close();
+    }
+  }
+
+  private processEvent(pattern: string, partition: string, handler: JobHandler, entry: EventEntry): Promise<void> {
+    return runWithCorrelationId(entry.envelope.c, async () => {
+      try {
+        const context = new EventContext([entry, pattern, partition]);
+        await lastValueFrom(this.transformToObservable(await handler(entry.envelope.p, context)), { defaultValue: undefined });
+        jobsProcessed.inc({ pattern, outcome: 'ok' });
+      } catch (e) {
+        jobsProcessed.inc({ pattern, outcome: 'retry' });
+        throw e;
+      }
+    });
   }
 
   on(): void {

@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { Gauge } from 'prom-client';
 import type { RedisConnection } from '@app/platform/redis';
 import { PartitionedQueue } from './partitioned-queue';
+import { eventStreamKeys, streamDepth, type EventStreamKeys } from './event-stream';
 
 /**
  * Queue depth for autoscaling, read from Redis when /metrics is scraped: per queue, how many jobs
@@ -14,6 +15,10 @@ import { PartitionedQueue } from './partitioned-queue';
  * slow or down leaves the gauges at their last values and `queue_depth_up` at 0, and /metrics
  * still answers. A queue cut into partitions (QUEUE_PARTITIONS) is reported as one: its counts
  * are the partitions' sums, its oldest waiting job the oldest of any partition.
+ *
+ * An event pattern travels on a stream, not a BullMQ queue (event-stream.ts), and is reported
+ * under the same gauges: waiting is what its group has not read yet, active what it read and has
+ * not acknowledged (in a handler, or waiting for a retry), failed its dead letters, delayed 0.
  */
 
 export interface QueueDepthOptions {
@@ -24,6 +29,8 @@ export interface QueueDepthOptions {
   queues: readonly string[];
   /** How many partitions each of `queues` has (QUEUE_PARTITIONS). Default 1. */
   partitions?: number;
+  /** Which of `queues` are event patterns, read from their streams. */
+  events?: readonly string[];
   /** Queues fed outside the transport, never partitioned (the notifier's delivery queue). */
   observeQueues?: readonly string[];
   /** The longest a scrape waits for Redis. Default 1 s. */
@@ -96,6 +103,7 @@ export class QueueDepthReader {
   readonly last = new Map<string, QueueDepth>();
   ok = true;
   private readonly queues: PartitionedQueue[];
+  private readonly streams: { name: string; partitions: EventStreamKeys[] }[];
   private readonly timeoutMs: number;
   /** Per queue, an attempted job at the tail of its wait list and when a scrape first found it there. */
   private readonly tails = new Map<string, { id: string; since: number }>();
@@ -103,8 +111,14 @@ export class QueueDepthReader {
   constructor(private readonly options: QueueDepthOptions) {
     this.timeoutMs = options.timeoutMs ?? 1_000;
     const { connection, prefix } = options;
-    const partitioned = [...new Set(options.queues)];
-    const plain = [...new Set(options.observeQueues)].filter((name) => !partitioned.includes(name));
+    const events = new Set(options.events);
+    const partitioned = [...new Set(options.queues)].filter((name) => !events.has(name));
+    const plain = [...new Set(options.observeQueues)].filter((name) => !partitioned.includes(name) && !events.has(name));
+    const n = options.partitions ?? 1;
+    this.streams = [...events].map((name) => ({
+      name,
+      partitions: Array.from({ length: n }, (_, i) => eventStreamKeys(connection, prefix, name, i, n)),
+    }));
     this.queues = [
       ...partitioned.map((name) => new PartitionedQueue(name, { connection, prefix, partitions: options.partitions })),
       ...plain.map((name) => new PartitionedQueue(name, { connection, prefix })),
@@ -120,8 +134,11 @@ export class QueueDepthReader {
       timer = setTimeout(() => reject(new Error(`queue depth not read within ${this.timeoutMs} ms`)), this.timeoutMs);
     });
     try {
-      const depths = await Promise.race([Promise.all(this.queues.map((q) => this.depthOf(q))), timeout]);
-      return new Map(this.queues.map((q, i) => [q.name, depths[i]]));
+      const reads = [
+        ...this.queues.map(async (q) => [q.name, await this.depthOf(q)] as const),
+        ...this.streams.map(async (s) => [s.name, await this.streamDepthOf(s.partitions)] as const),
+      ];
+      return new Map(await Promise.race([Promise.all(reads), timeout]));
     } finally {
       clearTimeout(timer);
     }
@@ -151,6 +168,21 @@ export class QueueDepthReader {
       failed: sum.failed + d.failed,
       oldestWaitingAgeS: Math.max(sum.oldestWaitingAgeS, d.oldestWaitingAgeS),
     }));
+  }
+
+  /** An event pattern's depth summed over its partitions' streams. */
+  private async streamDepthOf(partitions: EventStreamKeys[]): Promise<QueueDepth> {
+    const parts = await Promise.all(partitions.map((keys) => streamDepth(this.options.connection, keys)));
+    return parts.reduce<QueueDepth>(
+      (sum, d) => ({
+        waiting: sum.waiting + d.waiting,
+        active: sum.active + d.active,
+        delayed: 0,
+        failed: sum.failed + d.failed,
+        oldestWaitingAgeS: Math.max(sum.oldestWaitingAgeS, d.oldestWaitingAgeS),
+      }),
+      { waiting: 0, active: 0, delayed: 0, failed: 0, oldestWaitingAgeS: 0 },
+    );
   }
 
   private async partitionDepth(queue: Queue): Promise<QueueDepth> {

@@ -5,10 +5,11 @@ import { safeErrorText } from '@app/platform/safe-error';
 export type Publish = (event: string, id: string, payload: unknown) => Promise<unknown>;
 
 /**
- * Moves committed outbox events to the queue. Each event is published with job id = outbox id,
- * so publishing it again (a crash between publish and mark, two relays) never makes a second job.
- * While Redis is down the publish fails, the batch rolls back, and the next tick tries again:
- * nothing is lost, and the relay catches up by itself when Redis returns.
+ * Moves committed outbox events to their streams. Each event is published with its outbox id, so
+ * publishing it again (a crash between publish and mark, two relays) within the dedup window
+ * (EVENT_DEDUP_WINDOW_S) adds nothing; past it, the consumers' own keys make a second run change
+ * nothing. While Redis is down the publish fails, the batch rolls back, and the next tick tries
+ * again: nothing is lost, and the relay catches up by itself when Redis returns.
  */
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
@@ -52,7 +53,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** Publishes one batch; returns how many events went out. */
   relayBatch(): Promise<number> {
     // In parallel: one Redis round trip per batch, not per event. A failure rolls the batch back;
-    // its events that did go out are published again under the same job id, which dedups them.
+    // its events that did go out are published again under the same id, which dedups them.
     return this.outbox.publishBatch(this.opts.batchSize, async (rows) => {
       await Promise.all(rows.map((r) => this.publish(r.event, r.id, r.payload)));
     });

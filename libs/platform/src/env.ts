@@ -108,8 +108,9 @@ export interface BaseConfig {
   queuePartitions: number;
   /** Jobs in flight per pattern in a worker process, e.g. WORKER_CONCURRENCY=token.add=32,token.retrieve=64. */
   workerConcurrency: Record<string, number>;
-  /** How long finished jobs stay in Redis (for the dashboard and dedup) before BullMQ drops them. */
-  keepCompletedJobsS: number;
+  /** Events published again under the same id within this many seconds are added once (EVENT_DEDUP_WINDOW_S). */
+  eventDedupS: number;
+  /** How long failed request jobs (at most an hour) and events whose attempts ran out stay in Redis (KEEP_FAILED_JOBS_S). */
   keepFailedJobsS: number;
   dataDir: string;
   logLevel: string;
@@ -130,7 +131,7 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     queuePrefix: r.str('QUEUE_PREFIX', 'gw'),
     queuePartitions: r.int('QUEUE_PARTITIONS', 1, 1, 64),
     workerConcurrency: r.parse('WORKER_CONCURRENCY', () => parseConcurrency(r.optional('WORKER_CONCURRENCY') ?? '')) ?? {},
-    keepCompletedJobsS: r.int('KEEP_COMPLETED_JOBS_S', 24 * 3600, 0, 30 * 24 * 3600),
+    eventDedupS: r.int('EVENT_DEDUP_WINDOW_S', 900, 0, 24 * 3600),
     keepFailedJobsS: r.int('KEEP_FAILED_JOBS_S', 7 * 24 * 3600, 0, 90 * 24 * 3600),
     dataDir: r.str('DATA_DIR', '.data'),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),

@@ -212,9 +212,11 @@ function subjectOf(req: FastifyRequest): AuditSubject {
     ? `http ${req.method} (no route)`
     : /\/deliveries\/:id\/replay$/.test(route)
       ? 'webhooks:replay'
-      : /\/retry(\/:[A-Za-z]+)?$/.test(route)
-        ? 'queues:retry'
-        : `http ${req.method} ${route}`;
+      : /\/events\/dead\/replay$/.test(route)
+        ? 'events:replay-dead'
+        : /\/retry(\/:[A-Za-z]+)?$/.test(route)
+          ? 'queues:retry'
+          : `http ${req.method} ${route}`;
   const target =
     Object.values(params)
       .filter((v) => typeof v === 'string')

@@ -1,0 +1,287 @@
+import { Logger } from '@nestjs/common';
+import type { RedisConnection } from '@app/platform/redis';
+import { safeErrorText } from '@app/platform/safe-error';
+import { ENTRY_ENVELOPE_FIELD, ENTRY_ID_FIELD, EVENT_GROUP, EventStreamKeys, fieldMap } from './event-stream';
+import type { JobEnvelope } from './job-envelope';
+
+/** How an event stream's entries are retried and when they are given up on. */
+export interface EventRetryPolicy {
+  /** Deliveries an entry gets before it goes to the dead letters (the first included). Default 10. */
+  attempts: number;
+  /** The wait before the n-th retry is backoffMs × 2^(n-1). Default 1 000. */
+  backoffMs: number;
+  /**
+   * An entry delivered and left unacknowledged this long, while no live handler renews it, is
+   * taken by another consumer: its consumer died. Handlers renew theirs every third of it. Default 10 000.
+   */
+  stallMs: number;
+  /** How often a consumer looks for entries due for a retry or left by a dead consumer. Default 1 000. */
+  claimIntervalMs: number;
+  /** How long the dead letters are kept. Default 7 days. */
+  keepDeadS: number;
+}
+
+export const DEFAULT_EVENT_RETRY: EventRetryPolicy = {
+  attempts: 10,
+  backoffMs: 1_000,
+  stallMs: 10_000,
+  claimIntervalMs: 1_000,
+  keepDeadS: 7 * 24 * 3600,
+};
+
+export interface EventEntry {
+  /** The stream entry's id. */
+  entryId: string;
+  /** The event's own id (the outbox row's), when it was published with one. */
+  eventId: string;
+  envelope: JobEnvelope;
+  /** Which delivery this is, from 1. */
+  attempt: number;
+}
+
+export interface EventStreamConsumerOptions {
+  keys: EventStreamKeys;
+  /** For acknowledgements, claims and dead letters (never blocks). */
+  commands: RedisConnection;
+  /** This consumer's own connection for the blocking read. */
+  blocking: RedisConnection;
+  /** This consumer's name in the group (unique per process and partition). */
+  consumer: string;
+  /** Entries in a handler at once. */
+  concurrency: number;
+  retry: EventRetryPolicy;
+  handle: (entry: EventEntry) => Promise<void>;
+}
+
+type Raw = [id: string, fields: string[]];
+
+/**
+ * One partition of one event pattern, as one member of its consumer group. It reads new entries
+ * with a blocking `XREADGROUP`, runs them, and acknowledges and deletes each one its handler
+ * finished (batched: one `XACK` and one `XDEL` per burst). A failed entry stays pending and runs
+ * again here after its backoff; after `attempts` deliveries it goes to the dead letters. Entries
+ * in a handler or waiting for a retry are renewed, so another consumer takes over only a dead
+ * consumer's entries (the claim pass, for entries idle longer than `stallMs`).
+ */
+export class EventStreamConsumer {
+  private readonly logger = new Logger('EventStream');
+  private readonly inflight = new Map<string, Promise<void>>();
+  /** Failed entries waiting out their backoff here: renewed like the ones in a handler, retried by this consumer. */
+  private readonly held = new Map<string, NodeJS.Timeout>();
+  private readonly toAck: string[] = [];
+  private flushing?: Promise<void>;
+  private stopped = false;
+  private wake?: () => void;
+  private loops: Promise<void>[] = [];
+  private claimTimer?: NodeJS.Timeout;
+  private renewTimer?: NodeJS.Timeout;
+
+  constructor(private readonly o: EventStreamConsumerOptions) {}
+
+  /** Creates the group (reading from the stream's start) and starts reading. */
+  async start(): Promise<void> {
+    await this.ensureGroup();
+    this.loops.push(this.readLoop());
+    this.scheduleClaim();
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.o.retry.stallMs / 3)));
+  }
+
+  /** Stops reading, waits for the entries in hand, acknowledges them. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.claimTimer);
+    clearInterval(this.renewTimer);
+    // Entries waiting for a retry stay pending: another consumer takes them once they go stale.
+    for (const timer of this.held.values()) clearTimeout(timer);
+    this.held.clear();
+    this.wake?.();
+    // The blocking read returns within its block time; past that, the connection goes.
+    const reading = Promise.all(this.loops);
+    const late = await Promise.race([reading.then(() => false), sleep(2_000).then(() => true)]);
+    if (late) this.o.blocking.disconnect();
+    await Promise.allSettled([...this.inflight.values()]);
+    await this.flush();
+    this.o.blocking.disconnect();
+  }
+
+  private async ensureGroup(): Promise<void> {
+    try {
+      await this.o.commands.xgroup('CREATE', this.o.keys.stream, EVENT_GROUP, '0', 'MKSTREAM');
+    } catch (e) {
+      if (!/BUSYGROUP/.test((e as Error).message)) throw e;
+    }
+  }
+
+  private async readLoop(): Promise<void> {
+    while (!this.stopped) {
+      const room = this.o.concurrency - this.inflight.size;
+      if (room <= 0) {
+        await new Promise<void>((r) => (this.wake = r));
+        continue;
+      }
+      try {
+        const got = (await this.o.blocking.xreadgroup(
+          'GROUP',
+          EVENT_GROUP,
+          this.o.consumer,
+          'COUNT',
+          room,
+          'BLOCK',
+          1_000,
+          'STREAMS',
+          this.o.keys.stream,
+          '>',
+        )) as [string, Raw[]][] | null;
+        for (const [, entries] of got ?? []) for (const raw of entries) this.run(raw, 1);
+      } catch (e) {
+        if (this.stopped) return;
+        // Redis lost its data (a restart without persistence): the group goes with it.
+        if (/NOGROUP/.test((e as Error).message)) await this.ensureGroup().catch(() => undefined);
+        else this.logger.warn(`${this.o.keys.name}: reading events paused: ${safeErrorText(e)}`);
+        await sleep(500);
+      }
+    }
+  }
+
+  private run([entryId, fields]: Raw, attempt: number): void {
+    const f = fieldMap(fields);
+    let envelope: JobEnvelope;
+    try {
+      envelope = JSON.parse(f[ENTRY_ENVELOPE_FIELD] ?? '') as JobEnvelope;
+    } catch {
+      void this.deadLetter(entryId, fields, attempt, 'the entry holds no event envelope').catch(() => undefined);
+      return;
+    }
+    const done = this.o
+      .handle({ entryId, eventId: f[ENTRY_ID_FIELD] ?? '', envelope, attempt })
+      .then(
+        () => this.ack(entryId),
+        (e) => {
+          const last = attempt >= this.o.retry.attempts;
+          this.logger.warn(`${this.o.keys.name} ${entryId} attempt ${attempt} failed${last ? ' (the last)' : ''}: ${safeErrorText(e)}`);
+          if (last) return this.deadLetter(entryId, fields, attempt, safeErrorText(e)).catch(() => undefined);
+          this.retryLater(entryId, attempt);
+        },
+      )
+      .finally(() => {
+        this.inflight.delete(entryId);
+        this.wake?.();
+      });
+    this.inflight.set(entryId, done);
+  }
+
+  /**
+   * Keeps a failed entry pending and runs it again after its backoff, claimed anew so that its
+   * delivery count stays the number of attempts (what another consumer goes by if this one dies).
+   */
+  private retryLater(entryId: string, attempt: number): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      this.held.delete(entryId);
+      if (this.stopped) return;
+      void (this.o.commands.xclaim(this.o.keys.stream, EVENT_GROUP, this.o.consumer, 0, entryId) as Promise<(Raw | null)[]>)
+        .then(([raw]) => raw && !this.stopped && this.run(raw, attempt + 1))
+        // Not claimed (Redis away): it stays pending, and a claim pass takes it once it goes stale.
+        .catch(() => undefined);
+    }, this.backoff(attempt));
+    this.held.set(entryId, timer);
+  }
+
+  /** The wait after the n-th failed delivery: backoffMs × 2^(n-1). */
+  private backoff(deliveries: number): number {
+    return this.o.retry.backoffMs * 2 ** Math.max(0, deliveries - 1);
+  }
+
+  private ack(entryId: string): void {
+    this.toAck.push(entryId);
+    this.flushing ??= new Promise<void>((r) => setImmediate(r)).then(() => this.flush());
+  }
+
+  /** One XACK and one XDEL for every entry finished since the last flush; a failure leaves them pending, to run again. */
+  private async flush(): Promise<void> {
+    this.flushing = undefined;
+    const ids = this.toAck.splice(0);
+    if (ids.length === 0) return;
+    const { commands, keys } = this.o;
+    try {
+      await Promise.all([commands.xack(keys.stream, EVENT_GROUP, ...ids), commands.xdel(keys.stream, ...ids)]);
+    } catch (e) {
+      this.logger.warn(`${keys.name}: ${ids.length} events done but not acknowledged (they will run again): ${safeErrorText(e)}`);
+    }
+  }
+
+  /** Resets the idle time of the entries in hand, so no other consumer takes them as a dead consumer's. */
+  private async renew(): Promise<void> {
+    const ids = [...this.inflight.keys(), ...this.held.keys()];
+    if (ids.length === 0) return;
+    await this.o.commands.xclaim(this.o.keys.stream, EVENT_GROUP, this.o.consumer, 0, ...ids, 'JUSTID').catch(() => undefined);
+  }
+
+  private scheduleClaim(): void {
+    if (this.stopped) return;
+    const { claimIntervalMs } = this.o.retry;
+    this.claimTimer = setTimeout(
+      () => {
+        void this.claim()
+          .catch((e) => this.logger.warn(`${this.o.keys.name}: claim pass failed: ${safeErrorText(e)}`))
+          .finally(() => this.scheduleClaim());
+      },
+      claimIntervalMs * (0.75 + Math.random() / 2),
+    );
+  }
+
+  /** Takes the pending entries due again: a retry whose backoff has passed, or a dead consumer's. */
+  private async claim(): Promise<void> {
+    const { commands, keys, retry } = this.o;
+    const room = this.o.concurrency - this.inflight.size;
+    if (room <= 0) return;
+    const pending = (await commands.xpending(keys.stream, EVENT_GROUP, 'IDLE', retry.stallMs, '-', '+', 100)) as [
+      string,
+      string,
+      number,
+      number,
+    ][];
+    let taken = 0;
+    for (const [entryId, , idle, deliveries] of pending) {
+      if (this.stopped || taken >= room) return;
+      if (this.inflight.has(entryId) || this.held.has(entryId)) continue;
+      const due = Math.max(retry.stallMs, this.backoff(deliveries));
+      if (idle < due) continue;
+      // The same idle bound in the claim: of two consumers claiming at once, one gets it.
+      const claimed = (await commands.xclaim(keys.stream, EVENT_GROUP, this.o.consumer, due, entryId)) as (Raw | null)[];
+      const raw = claimed[0];
+      if (!raw) continue;
+      if (deliveries >= retry.attempts) {
+        await this.deadLetter(entryId, raw[1], deliveries, `no attempt left after ${deliveries} deliveries`);
+        continue;
+      }
+      taken++;
+      this.run(raw, deliveries + 1);
+    }
+  }
+
+  /** Moves an entry to the dead letters with why, then acknowledges and deletes it. */
+  private async deadLetter(entryId: string, fields: string[], deliveries: number, reason: string): Promise<void> {
+    const { commands, keys, retry } = this.o;
+    const minId = Date.now() - retry.keepDeadS * 1000;
+    await commands.xadd(
+      keys.dead,
+      'MINID',
+      '~',
+      String(minId),
+      '*',
+      ...fields,
+      'entry',
+      entryId,
+      'deliveries',
+      String(deliveries),
+      'reason',
+      reason,
+    );
+    await commands.xack(keys.stream, EVENT_GROUP, entryId);
+    await commands.xdel(keys.stream, entryId);
+    this.logger.error(`${keys.name} ${entryId}: gave up after ${deliveries} deliveries (${reason}); kept in ${keys.dead}`);
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
