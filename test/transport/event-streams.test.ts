@@ -1,5 +1,6 @@
 import { MessageHandler } from '@nestjs/microservices';
 import fc from 'fast-check';
+import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { lastValueFrom } from 'rxjs';
 import {
@@ -10,6 +11,7 @@ import {
   type EventRetryPolicy,
   eventStreamKeys,
   listDead,
+  queueOn,
   replayDead,
   streamDepth,
   withJobId,
@@ -204,6 +206,56 @@ describe('events on Redis streams', () => {
       await client.close();
       await Promise.all([a.close(), b.close()]);
       await redis.eval("for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end", 0, `${prefix}:*`);
+    }
+  });
+
+  it('drains event jobs queued the old way (BullMQ) before the upgrade, and keeps within concurrency while events fail', async () => {
+    const prefix = `${process.env.QUEUE_PREFIX}es${randomUUID().slice(0, 6)}`;
+    const pattern = 'es.old';
+    const old = new Queue(pattern, queueOn(redis, prefix, pattern));
+    await old.add(pattern, { p: { id: 'queued-before' } }, { jobId: 'old-1' });
+    await old.close();
+    let running = 0;
+    let most = 0;
+    const done: string[] = [];
+    const server = new BullMqServer({
+      connection: target,
+      prefix,
+      requiredPatterns: [pattern],
+      defaultConcurrency: 2,
+      eventRetry: { attempts: 3, backoffMs: 300, stallMs: 2_000, claimIntervalMs: 100 },
+    });
+    server.addHandler(
+      pattern,
+      (async (data: { id: string }) => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+        if (data.id.startsWith('failing')) throw new Error('fails');
+        done.push(data.id);
+      }) as MessageHandler,
+      true,
+    );
+    await listen(server);
+    const client = new BullMqClient({ connection: target, prefix });
+    try {
+      await eventually(() => expect(done).toContain('queued-before'), { timeoutMs: 10_000 });
+      for (let i = 0; i < 30; i++) await lastValueFrom(client.emit(pattern, withJobId({ id: `failing-${i}` }, `f${i}`)));
+      for (let i = 0; i < 5; i++) await lastValueFrom(client.emit(pattern, withJobId({ id: `fine-${i}` }, `ok${i}`)));
+      const keys = eventStreamKeys(redis, prefix, pattern, 0, 1);
+      await eventually(async () => expect(await streamDepth(redis, keys)).toMatchObject({ waiting: 0, active: 0, failed: 30 }), {
+        timeoutMs: 30_000,
+      });
+      expect(done.filter((id) => id.startsWith('fine'))).toHaveLength(5);
+      // Failing entries waiting for their retry count against the concurrency of 2.
+      expect(most).toBeLessThanOrEqual(2);
+      // Two replays at once put each dead letter back once.
+      const [a, b] = await Promise.all([replayDead(redis, keys, 100), replayDead(redis, keys, 100)]);
+      expect(a + b).toBe(30);
+    } finally {
+      await client.close();
+      await server.close();
+      await redis.eval("for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end", 0, `${prefix}*`);
     }
   });
 });

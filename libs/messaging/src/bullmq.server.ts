@@ -35,6 +35,9 @@ export interface BullMqServerOptions {
 /** Nest types message handlers `any` in and out; this transport only passes their input and result on, so `unknown` is enough. */
 type JobHandler = MessageHandler<unknown, BullMqContext | EventContext, unknown>;
 
+/** How often a worker looks for event jobs queued the old way (see drainOldQueue). */
+const OLD_QUEUE_CHECK_MS = 30_000;
+
 const INTERNAL: RemoteErrorPayload = {
   kind: 'unavailable',
   code: '503',
@@ -50,6 +53,9 @@ const INTERNAL: RemoteErrorPayload = {
 export class BullMqServer extends Server implements CustomTransportStrategy {
   private readonly workers: Worker[] = [];
   private readonly consumers: EventStreamConsumer[] = [];
+  /** Per old event queue (partition) not being drained yet: a check that starts its drain when it holds jobs. */
+  private readonly oldQueues = new Map<string, () => Promise<boolean>>();
+  private oldQueueTimer?: NodeJS.Timeout;
   private publisher?: RedisConnection;
   /** What each worker's connections are copied from (BullMQ duplicates it; never used itself). */
   private template?: RedisConnection;
@@ -82,6 +88,8 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
         }
       }
       await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+      // An old publisher still running in a rolling upgrade may queue event jobs after this start.
+      if (this.oldQueues.size > 0) this.oldQueueTimer = setInterval(() => void this.checkOldQueues(), OLD_QUEUE_CHECK_MS);
       // The depth of what this worker consumes, for autoscaling (read on the replies' connection, at scrape time).
       this.depth = new QueueDepthReader({
         connection: this.publisher,
@@ -99,6 +107,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
 
   /** Waits for in-flight jobs to finish: a SIGTERM never cuts a job in half. */
   async close(): Promise<void> {
+    clearInterval(this.oldQueueTimer);
     await Promise.all([...this.workers.map((w) => w.close()), ...this.consumers.map((c) => c.close())]);
     this.workers.length = 0;
     this.consumers.length = 0;
@@ -143,7 +152,8 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       const consumer = new EventStreamConsumer({
         keys,
         commands: this.publisher!,
-        blocking: template.duplicate(),
+        // Its own connection for the blocking read; Redis down is the read loop's to report.
+        blocking: template.duplicate().on('error', () => undefined),
         consumer: `${me}-${i}`,
         concurrency: shares[i],
         retry,
@@ -151,20 +161,41 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       });
       await consumer.start();
       this.consumers.push(consumer);
-      await this.drainOldQueue(pattern, handler, template, i, partitions);
+      const { name } = partitionOn(template, prefix, pattern, i, partitions);
+      this.oldQueues.set(name, () => this.drainOldQueue(pattern, handler, template, i, partitions));
+    }
+    await this.checkOldQueues();
+  }
+
+  /** Starts a drain for each old event queue that holds jobs now; one that fails to be read is tried at the next check. */
+  private async checkOldQueues(): Promise<void> {
+    for (const [name, check] of this.oldQueues) {
+      const started = await check().catch((e) => {
+        this.logger.warn(`${name}: could not look for old event jobs: ${safeErrorText(e)}`);
+        return false;
+      });
+      if (started) this.oldQueues.delete(name);
     }
   }
 
   /**
-   * Events published before they moved to streams wait in the pattern's BullMQ queue: a Worker
-   * drains them (with their retries) when some are there at start, so an upgrade loses none.
+   * Events published before they moved to streams (by this version's predecessor, still running
+   * during a rolling upgrade) wait in the pattern's BullMQ queue: a Worker drains them, with their
+   * retries, once some are there, so an upgrade loses none. Looked for at start and every
+   * OLD_QUEUE_CHECK_MS: one script call per partition.
    */
-  private async drainOldQueue(pattern: string, handler: JobHandler, template: RedisConnection, i: number, partitions: number) {
+  private async drainOldQueue(
+    pattern: string,
+    handler: JobHandler,
+    template: RedisConnection,
+    i: number,
+    partitions: number,
+  ): Promise<boolean> {
     const { name, ...keys } = partitionOn(template, this.options.prefix ?? 'gw', pattern, i, partitions);
     const queue = new Queue(name, { ...keys, connection: this.publisher! }).on('error', () => undefined);
     try {
       const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-      if (Object.values(counts).every((n) => n === 0)) return;
+      if (Object.values(counts).every((n) => n === 0)) return false;
       this.logger.log(`${name}: draining ${JSON.stringify(counts)} event jobs queued before events moved to streams`);
       const worker = new Worker(name, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
         ...keys,
@@ -175,6 +206,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
         this.logger.error(`worker ${name}: ${safeErrorText(e)}`);
       });
       this.workers.push(worker);
+      return true;
     } finally {
       await queue.close();
     }

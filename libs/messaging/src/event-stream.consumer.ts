@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { RedisConnection } from '@app/platform/redis';
 import { safeErrorText } from '@app/platform/safe-error';
 import { ENTRY_ENVELOPE_FIELD, ENTRY_ID_FIELD, EVENT_GROUP, EventStreamKeys, fieldMap } from './event-stream';
+import { type StreamScripts, withStreamScripts } from './event-stream.scripts';
 import type { JobEnvelope } from './job-envelope';
 
 /** How an event stream's entries are retried and when they are given up on. */
@@ -55,38 +56,52 @@ export interface EventStreamConsumerOptions {
 
 type Raw = [id: string, fields: string[]];
 
+/** How often the dead letters past their keeping time are trimmed, in claim passes. */
+const TRIM_EVERY_PASSES = 60;
+
 /**
  * One partition of one event pattern, as one member of its consumer group. It reads new entries
  * with a blocking `XREADGROUP`, runs them, and acknowledges and deletes each one its handler
  * finished (batched: one `XACK` and one `XDEL` per burst). A failed entry stays pending and runs
  * again here after its backoff; after `attempts` deliveries it goes to the dead letters. Entries
- * in a handler or waiting for a retry are renewed, so another consumer takes over only a dead
- * consumer's entries (the claim pass, for entries idle longer than `stallMs`).
+ * in a handler or waiting for a retry count against `concurrency` (a replica in trouble stops
+ * reading, and leaves the rest to the others) and are renewed while still this consumer's, so
+ * another consumer takes over only a stalled or dead consumer's entries (the claim pass, for
+ * entries idle longer than `stallMs`).
  */
 export class EventStreamConsumer {
   private readonly logger = new Logger('EventStream');
+  private readonly scripts: StreamScripts;
   private readonly inflight = new Map<string, Promise<void>>();
   /** Failed entries waiting out their backoff here: renewed like the ones in a handler, retried by this consumer. */
   private readonly held = new Map<string, NodeJS.Timeout>();
+  /** Entries in a handler here that another consumer took over (this one stalled): not retried here. */
+  private readonly lost = new Set<string>();
   private readonly toAck: string[] = [];
   private flushing?: Promise<void>;
   private stopped = false;
   private wake?: () => void;
-  private loops: Promise<void>[] = [];
+  private reading?: Promise<void>;
+  private claiming?: Promise<void>;
   private claimTimer?: NodeJS.Timeout;
   private renewTimer?: NodeJS.Timeout;
+  /** Where the next claim pass looks in the pending list, so entries not due yet never hide the ones behind them. */
+  private claimCursor = '-';
+  private passes = 0;
 
-  constructor(private readonly o: EventStreamConsumerOptions) {}
+  constructor(private readonly o: EventStreamConsumerOptions) {
+    this.scripts = withStreamScripts(o.commands);
+  }
 
   /** Creates the group (reading from the stream's start) and starts reading. */
   async start(): Promise<void> {
     await this.ensureGroup();
-    this.loops.push(this.readLoop());
+    this.reading = this.readLoop();
     this.scheduleClaim();
     this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.o.retry.stallMs / 3)));
   }
 
-  /** Stops reading, waits for the entries in hand, acknowledges them. */
+  /** Stops reading, waits for the entries in hand, acknowledges them, and leaves the group if it holds nothing. */
   async close(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.claimTimer);
@@ -96,12 +111,16 @@ export class EventStreamConsumer {
     this.held.clear();
     this.wake?.();
     // The blocking read returns within its block time; past that, the connection goes.
-    const reading = Promise.all(this.loops);
-    const late = await Promise.race([reading.then(() => false), sleep(2_000).then(() => true)]);
+    const late = await Promise.race([Promise.all([this.reading, this.claiming]).then(() => false), sleep(2_000).then(() => true)]);
     if (late) this.o.blocking.disconnect();
     await Promise.allSettled([...this.inflight.values()]);
     await this.flush();
     this.o.blocking.disconnect();
+    await this.leaveGroup().catch(() => undefined);
+  }
+
+  private get busy(): number {
+    return this.inflight.size + this.held.size;
   }
 
   private async ensureGroup(): Promise<void> {
@@ -112,9 +131,16 @@ export class EventStreamConsumer {
     }
   }
 
+  /** A consumer name per process start: one that holds no entry is removed, so the group does not fill with the dead. */
+  private async leaveGroup(): Promise<void> {
+    const { commands, keys, consumer } = this.o;
+    const mine = await commands.xpending(keys.stream, EVENT_GROUP, '-', '+', 1, consumer);
+    if (mine.length === 0) await commands.xgroup('DELCONSUMER', keys.stream, EVENT_GROUP, consumer);
+  }
+
   private async readLoop(): Promise<void> {
     while (!this.stopped) {
-      const room = this.o.concurrency - this.inflight.size;
+      const room = this.o.concurrency - this.busy;
       if (room <= 0) {
         await new Promise<void>((r) => (this.wake = r));
         continue;
@@ -145,18 +171,23 @@ export class EventStreamConsumer {
 
   private run([entryId, fields]: Raw, attempt: number): void {
     const f = fieldMap(fields);
-    let envelope: JobEnvelope;
+    let envelope: JobEnvelope | undefined;
     try {
       envelope = JSON.parse(f[ENTRY_ENVELOPE_FIELD] ?? '') as JobEnvelope;
     } catch {
+      envelope = undefined;
+    }
+    if (typeof envelope !== 'object' || envelope === null || !('p' in envelope)) {
       void this.deadLetter(entryId, fields, attempt, 'the entry holds no event envelope').catch(() => undefined);
       return;
     }
-    const done = this.o
-      .handle({ entryId, eventId: f[ENTRY_ID_FIELD] ?? '', envelope, attempt })
+    const entry: EventEntry = { entryId, eventId: f[ENTRY_ID_FIELD] ?? '', envelope, attempt };
+    const done = Promise.resolve()
+      .then(() => this.o.handle(entry))
       .then(
         () => this.ack(entryId),
         (e) => {
+          if (this.lost.has(entryId)) return; // another consumer has it now, and retries it there
           const last = attempt >= this.o.retry.attempts;
           this.logger.warn(`${this.o.keys.name} ${entryId} attempt ${attempt} failed${last ? ' (the last)' : ''}: ${safeErrorText(e)}`);
           if (last) return this.deadLetter(entryId, fields, attempt, safeErrorText(e)).catch(() => undefined);
@@ -165,24 +196,32 @@ export class EventStreamConsumer {
       )
       .finally(() => {
         this.inflight.delete(entryId);
+        this.lost.delete(entryId);
         this.wake?.();
       });
     this.inflight.set(entryId, done);
   }
 
   /**
-   * Keeps a failed entry pending and runs it again after its backoff, claimed anew so that its
-   * delivery count stays the number of attempts (what another consumer goes by if this one dies).
+   * Keeps a failed entry pending and runs it again after its backoff, claimed anew (if still this
+   * consumer's) so that its delivery count stays the number of attempts.
    */
   private retryLater(entryId: string, attempt: number): void {
     if (this.stopped) return;
     const timer = setTimeout(() => {
-      this.held.delete(entryId);
-      if (this.stopped) return;
-      void (this.o.commands.xclaim(this.o.keys.stream, EVENT_GROUP, this.o.consumer, 0, entryId) as Promise<(Raw | null)[]>)
-        .then(([raw]) => raw && !this.stopped && this.run(raw, attempt + 1))
+      if (this.stopped || !this.held.delete(entryId)) return;
+      // Counted in `held` until now: moving it to `inflight` keeps the total within concurrency.
+      this.inflight.set(entryId, Promise.resolve());
+      void this.scripts
+        .gwClaimOwned(this.o.keys.stream, EVENT_GROUP, this.o.consumer, '0', entryId)
+        .then((claimed) => {
+          this.inflight.delete(entryId);
+          const raw = (claimed as Raw[])[0];
+          if (raw && !this.stopped) this.run(raw, attempt + 1);
+        })
         // Not claimed (Redis away): it stays pending, and a claim pass takes it once it goes stale.
-        .catch(() => undefined);
+        .catch(() => this.inflight.delete(entryId))
+        .finally(() => this.wake?.());
     }, this.backoff(attempt));
     this.held.set(entryId, timer);
   }
@@ -197,7 +236,7 @@ export class EventStreamConsumer {
     this.flushing ??= new Promise<void>((r) => setImmediate(r)).then(() => this.flush());
   }
 
-  /** One XACK and one XDEL for every entry finished since the last flush; a failure leaves them pending, to run again. */
+  /** One XACK and one XDEL for every entry finished since the last flush; on a failure they are tried again a second later. */
   private async flush(): Promise<void> {
     this.flushing = undefined;
     const ids = this.toAck.splice(0);
@@ -206,15 +245,31 @@ export class EventStreamConsumer {
     try {
       await Promise.all([commands.xack(keys.stream, EVENT_GROUP, ...ids), commands.xdel(keys.stream, ...ids)]);
     } catch (e) {
-      this.logger.warn(`${keys.name}: ${ids.length} events done but not acknowledged (they will run again): ${safeErrorText(e)}`);
+      this.logger.warn(`${keys.name}: ${ids.length} events done but not acknowledged yet: ${safeErrorText(e)}`);
+      this.toAck.push(...ids);
+      if (!this.stopped) this.flushing ??= sleep(1_000).then(() => this.flush());
     }
   }
 
-  /** Resets the idle time of the entries in hand, so no other consumer takes them as a dead consumer's. */
+  /** Resets the idle time of the entries in hand that are still this consumer's; the others are marked lost. */
   private async renew(): Promise<void> {
     const ids = [...this.inflight.keys(), ...this.held.keys()];
     if (ids.length === 0) return;
-    await this.o.commands.xclaim(this.o.keys.stream, EVENT_GROUP, this.o.consumer, 0, ...ids, 'JUSTID').catch(() => undefined);
+    try {
+      const kept = new Set((await this.scripts.gwClaimOwned(this.o.keys.stream, EVENT_GROUP, this.o.consumer, '1', ...ids)) as string[]);
+      for (const id of ids) {
+        if (kept.has(id)) continue;
+        if (this.inflight.has(id)) this.lost.add(id);
+        const timer = this.held.get(id);
+        if (timer) {
+          clearTimeout(timer);
+          this.held.delete(id);
+          this.wake?.();
+        }
+      }
+    } catch {
+      // Redis away: nothing to renew against; entries go stale only if it stays away past stallMs.
+    }
   }
 
   private scheduleClaim(): void {
@@ -222,7 +277,7 @@ export class EventStreamConsumer {
     const { claimIntervalMs } = this.o.retry;
     this.claimTimer = setTimeout(
       () => {
-        void this.claim()
+        this.claiming = this.claim()
           .catch((e) => this.logger.warn(`${this.o.keys.name}: claim pass failed: ${safeErrorText(e)}`))
           .finally(() => this.scheduleClaim());
       },
@@ -230,20 +285,24 @@ export class EventStreamConsumer {
     );
   }
 
-  /** Takes the pending entries due again: a retry whose backoff has passed, or a dead consumer's. */
+  /**
+   * Takes the pending entries due again that no live consumer renews: a retry whose backoff has
+   * passed on a consumer that died, or an entry a dead consumer was running. It may take one entry
+   * past `concurrency`, so a backlog of new entries never keeps a dead consumer's from running.
+   */
   private async claim(): Promise<void> {
     const { commands, keys, retry } = this.o;
-    const room = this.o.concurrency - this.inflight.size;
-    if (room <= 0) return;
-    const pending = (await commands.xpending(keys.stream, EVENT_GROUP, 'IDLE', retry.stallMs, '-', '+', 100)) as [
+    if (++this.passes % TRIM_EVERY_PASSES === 0) await this.trimDead();
+    if (this.busy > this.o.concurrency) return;
+    const pending = (await commands.xpending(keys.stream, EVENT_GROUP, 'IDLE', retry.stallMs, this.claimCursor, '+', 100)) as [
       string,
       string,
       number,
       number,
     ][];
-    let taken = 0;
+    this.claimCursor = pending.length === 100 ? `(${pending[pending.length - 1][0]}` : '-';
     for (const [entryId, , idle, deliveries] of pending) {
-      if (this.stopped || taken >= room) return;
+      if (this.stopped || this.busy > this.o.concurrency) return;
       if (this.inflight.has(entryId) || this.held.has(entryId)) continue;
       const due = Math.max(retry.stallMs, this.backoff(deliveries));
       if (idle < due) continue;
@@ -251,24 +310,21 @@ export class EventStreamConsumer {
       const claimed = (await commands.xclaim(keys.stream, EVENT_GROUP, this.o.consumer, due, entryId)) as (Raw | null)[];
       const raw = claimed[0];
       if (!raw) continue;
-      if (deliveries >= retry.attempts) {
+      if (deliveries >= retry.attempts)
         await this.deadLetter(entryId, raw[1], deliveries, `no attempt left after ${deliveries} deliveries`);
-        continue;
-      }
-      taken++;
-      this.run(raw, deliveries + 1);
+      else if (this.stopped)
+        return; // claimed, not run: it stays pending for another consumer
+      else this.run(raw, deliveries + 1);
     }
   }
 
   /** Moves an entry to the dead letters with why, then acknowledges and deletes it. */
   private async deadLetter(entryId: string, fields: string[], deliveries: number, reason: string): Promise<void> {
-    const { commands, keys, retry } = this.o;
-    const minId = Date.now() - retry.keepDeadS * 1000;
+    const { commands, keys } = this.o;
     await commands.xadd(
       keys.dead,
       'MINID',
-      '~',
-      String(minId),
+      this.deadKeptFrom(),
       '*',
       ...fields,
       'entry',
@@ -281,6 +337,15 @@ export class EventStreamConsumer {
     await commands.xack(keys.stream, EVENT_GROUP, entryId);
     await commands.xdel(keys.stream, entryId);
     this.logger.error(`${keys.name} ${entryId}: gave up after ${deliveries} deliveries (${reason}); kept in ${keys.dead}`);
+  }
+
+  /** Dead letters past KEEP_FAILED_JOBS_S go (they hold the event's payload: nothing is kept longer than promised). */
+  private async trimDead(): Promise<void> {
+    await this.o.commands.xtrim(this.o.keys.dead, 'MINID', this.deadKeptFrom());
+  }
+
+  private deadKeptFrom(): string {
+    return String(Date.now() - this.o.retry.keepDeadS * 1000);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { RedisConnection } from '@app/platform/redis';
 import type { JobEnvelope } from './job-envelope';
 import { partitionIndex, partitionOn } from './queue-keys';
+import { ENTRY_ENVELOPE_FIELD, ENTRY_ID_FIELD, withStreamScripts, type StreamScripts } from './event-stream.scripts';
 
 /**
  * Durable events travel on Redis streams, one per event pattern (and partition), each read by one
@@ -22,9 +23,7 @@ export interface EventStreamKeys {
 /** The consumer group that reads a pattern's stream: one app handles each event pattern. */
 export const EVENT_GROUP = 'workers';
 
-/** A stream entry's fields: the event's id (the outbox row's, when it has one) and its envelope. */
-export const ENTRY_ID_FIELD = 'i';
-export const ENTRY_ENVELOPE_FIELD = 'e';
+export { ENTRY_ENVELOPE_FIELD, ENTRY_ID_FIELD };
 
 /**
  * The keys of one partition of a pattern's stream. They sit beside the BullMQ queue of the same
@@ -43,25 +42,10 @@ export function eventStreamKeys(
   return { name, stream: `${base}:stream`, dead: `${base}:dead`, seen: (id) => `${base}:seen:${id}` };
 }
 
-/**
- * Adds the event unless an event with the same id was added within the dedup window: a relay
- * that publishes a batch again (a crash between the publish and the mark, a pass rolled back) adds
- * nothing twice. One round trip; both keys share the partition's slot.
- */
-const PUBLISH = `
-if ARGV[1] ~= '0' then
-  if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[1]) then return 0 end
-end
-redis.call('XADD', KEYS[1], '*', '${ENTRY_ID_FIELD}', ARGV[2], '${ENTRY_ENVELOPE_FIELD}', ARGV[3])
-return 1`;
-
-type WithPublish = RedisConnection & {
-  gwPublishEvent(stream: string, seen: string, dedupS: string, id: string, envelope: string): Promise<number>;
-};
-
 /** The caller side: adds events to their pattern's stream, in the partition their id picks. */
 export class EventStreamPublisher {
   private next = 0;
+  private readonly scripts: StreamScripts;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -70,8 +54,7 @@ export class EventStreamPublisher {
     /** The dedup window in seconds; 0 adds every event, even one seen a moment ago. */
     private readonly dedupS: number,
   ) {
-    const c = connection as WithPublish;
-    if (typeof c.gwPublishEvent !== 'function') connection.defineCommand('gwPublishEvent', { numberOfKeys: 2, lua: PUBLISH });
+    this.scripts = withStreamScripts(connection);
   }
 
   /** Resolves true when the event was added, false when an event with its id was added within the window. */
@@ -79,7 +62,7 @@ export class EventStreamPublisher {
     const index = id === undefined ? this.next++ % this.partitions : partitionIndex(id, this.partitions);
     const keys = eventStreamKeys(this.connection, this.prefix, pattern, index, this.partitions);
     const dedup = id === undefined ? '0' : String(this.dedupS);
-    const added = await (this.connection as WithPublish).gwPublishEvent(
+    const added = await this.scripts.gwPublishEvent(
       keys.stream,
       id === undefined ? keys.stream : keys.seen(id),
       dedup,
@@ -163,22 +146,19 @@ export async function listDead(connection: RedisConnection, keys: EventStreamKey
 }
 
 /**
- * Puts up to `limit` dead letters of one partition back on its stream, oldest first, each in one
- * MULTI (added again, then removed from the dead letters): its consumer group runs it anew with a
- * full set of attempts. The dedup window does not apply: an operator asked for it.
+ * Puts up to `limit` dead letters of one partition back on its stream, oldest first, each moved in
+ * one script (removed from the dead letters, added again; not at all if a concurrent replay took
+ * it first): its consumer group runs it anew with a full set of attempts. The dedup window does
+ * not apply: an operator asked for it.
  */
 export async function replayDead(connection: RedisConnection, keys: EventStreamKeys, limit: number): Promise<number> {
+  const scripts = withStreamScripts(connection);
   const rows = (await connection.xrange(keys.dead, '-', '+', 'COUNT', limit)) as [string, string[]][];
   let replayed = 0;
   for (const [id, flat] of rows) {
     const f = fieldMap(flat);
     if (f[ENTRY_ENVELOPE_FIELD] === undefined) continue;
-    const done = await connection
-      .multi()
-      .xadd(keys.stream, '*', ENTRY_ID_FIELD, f[ENTRY_ID_FIELD] ?? '', ENTRY_ENVELOPE_FIELD, f[ENTRY_ENVELOPE_FIELD])
-      .xdel(keys.dead, id)
-      .exec();
-    if (done && done.every(([e]) => !e)) replayed++;
+    replayed += await scripts.gwReplayDead(keys.dead, keys.stream, id, f[ENTRY_ID_FIELD] ?? '', f[ENTRY_ENVELOPE_FIELD]);
   }
   return replayed;
 }

@@ -32,8 +32,13 @@ export class AdminEventsController {
   @HttpCode(202)
   async replay(@Query('event') event?: string, @Query('limit') limit?: string) {
     const name = eventOf(event);
+    const n = limitOf(limit);
     let replayed = 0;
-    for (const keys of this.queues.events.get(name)!) replayed += await replayDead(this.queues.redis, keys, limitOf(limit));
+    // `limit` bounds the whole replay, over every partition.
+    for (const keys of this.queues.events.get(name)!) {
+      if (replayed >= n) break;
+      replayed += await replayDead(this.queues.redis, keys, n - replayed);
+    }
     return { event: name, replayed };
   }
 }

@@ -221,7 +221,10 @@ function subjectOf(req: FastifyRequest): AuditSubject {
     Object.values(params)
       .filter((v) => typeof v === 'string')
       .join('/') || undefined;
-  return { action, target, origin: `http ${req.ip}`, detail: { method: req.method, route: route ?? null, ...params } };
+  // The query names what some actions act on (a dead-letter replay's event and limit).
+  const query = typeof req.query === 'object' && req.query !== null ? (req.query as Record<string, unknown>) : {};
+  const named = Object.fromEntries(Object.entries(query).filter(([k, v]) => ['event', 'limit'].includes(k) && typeof v === 'string'));
+  return { action, target, origin: `http ${req.ip}`, detail: { method: req.method, route: route ?? null, ...params, ...named } };
 }
 
 /**
