@@ -5,7 +5,7 @@ import { queueOn } from '@app/messaging';
 import { testRedis } from '../support/redis';
 import type { Client } from 'pg';
 import type { Browser, Page } from 'playwright-core';
-import { Events } from '@app/contracts';
+import { Patterns } from '@app/contracts';
 import { DELIVERY_QUEUE } from '@app/webhooks/delivery';
 import { SANDBOX_CARDS } from '../fixtures/cards';
 import type { Listener } from '../support/listener';
@@ -240,7 +240,7 @@ describe('the operator console in a browser', () => {
           await queue.close();
         }
       };
-      const cardBearing = await shown(Events.TransactionStatusChanged);
+      const cardBearing = await shown(Patterns.CardAuthorize);
       expect(cardBearing.failedReason).toBe('Error (message hidden: card-bearing queue)');
       expect(cardBearing.stacktrace).toEqual(['Error: [message hidden: card-bearing queue]\n    at probe (/app/probe.js:1:1)']);
       const deliveries = await shown(DELIVERY_QUEUE);
