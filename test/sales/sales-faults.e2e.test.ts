@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import Redis from 'ioredis';
+import { eventStreamKeys, fieldMap, partitionIndex } from '@app/messaging';
 import {
   createMerchant,
   eventually,
@@ -99,24 +100,26 @@ describe('sales under faults', () => {
         { timeoutMs: 60_000, intervalMs: 250 },
       );
 
-      // Exactly once: one queue job per outbox row, whose id is the outbox id.
+      // Exactly once: each outbox row published (its dedup marker, named by the outbox id, is
+      // there) and one stream entry added per row over the streams' whole life.
       const rows = (await db.query<{ id: string; event: string }>('SELECT id, event FROM outbox WHERE aggregate_id = ANY($1)', [ids])).rows;
       expect(rows.length).toBe(20 * 2); // status_changed + captured for each approved sale
       const r = new Redis(redis.url);
+      const prefix = process.env.QUEUE_PREFIX!;
+      const partitions = Number(process.env.QUEUE_PARTITIONS ?? 1);
       try {
         for (const event of ['transaction.status_changed', 'transaction.captured']) {
-          // Job hashes only (`<prefix>:<queue>:<job id>`): a consumer's lock or log keys are not jobs.
-          const jobKeys = (await r.keys(`${process.env.QUEUE_PREFIX}:${event}:outbox-*`)).filter((k) =>
-            /^[^:]+:[^:]+:outbox-[0-9a-f-]{36}$/.test(k),
-          );
-          const jobIds = jobKeys.map((k) => k.split(':')[2]);
-          expect(new Set(jobIds).size).toBe(jobIds.length);
-          expect(jobIds.sort()).toEqual(
-            rows
-              .filter((x) => x.event === event)
-              .map((x) => `outbox-${x.id}`)
-              .sort(),
-          );
+          const published = rows.filter((x) => x.event === event).map((x) => `outbox-${x.id}`);
+          for (const id of published) {
+            const keys = eventStreamKeys(r, prefix, event, partitionIndex(id, partitions), partitions);
+            expect({ id, marked: await r.exists(keys.seen(id)) }).toEqual({ id, marked: 1 });
+          }
+          let added = 0;
+          for (let i = 0; i < partitions; i++) {
+            const info = fieldMap<unknown>((await r.xinfo('STREAM', eventStreamKeys(r, prefix, event, i, partitions).stream)) as unknown[]);
+            added += Number(info['entries-added']);
+          }
+          expect({ event, added }).toEqual({ event, added: published.length });
         }
       } finally {
         r.disconnect();

@@ -9,7 +9,7 @@ export * from './queue-keys';
 export * from './partitioned-queue';
 export { QueueDepthReader } from './queue-metrics';
 export type { QueueDepth, QueueDepthOptions } from './queue-metrics';
-export { EVENT_GROUP, eventStreamKeys, listDead, replayDead, streamDepth } from './event-stream';
+export { EVENT_GROUP, eventStreamKeys, fieldMap, listDead, replayDead, streamDepth } from './event-stream';
 export type { DeadEvent, EventStreamKeys, StreamDepth } from './event-stream';
 export { DEFAULT_EVENT_RETRY } from './event-stream.consumer';
 export type { EventEntry, EventRetryPolicy } from './event-stream.consumer';
