@@ -57,6 +57,8 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
   private readonly oldQueues = new Map<string, () => Promise<boolean>>();
   private oldQueueTimer?: NodeJS.Timeout;
   private publisher?: RedisConnection;
+  /** The event streams' commands and the queue depth reads. */
+  private streams?: RedisConnection;
   /** What each worker's connections are copied from (BullMQ duplicates it; never used itself). */
   private template?: RedisConnection;
   private depth?: QueueDepthReader;
@@ -71,6 +73,10 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       if (missing.length > 0) throw new Error(`no handler for pattern(s): ${missing.join(', ')}`);
       this.publisher = connectRedis(this.options.connection, { enableAutoPipelining: true });
       this.publisher.on('error', () => undefined);
+      // Without auto-pipelining: on a cluster it routes a command by its first argument, which for
+      // XGROUP and XINFO is the subcommand, not the key (a MOVED it does not follow).
+      this.streams = connectRedis(this.options.connection);
+      this.streams.on('error', () => undefined);
       // Workers block on their queue: commands retry until Redis answers, as BullMQ requires.
       const template = connectRedis(this.options.connection, {
         maxRetriesPerRequest: null,
@@ -92,7 +98,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       if (this.oldQueues.size > 0) this.oldQueueTimer = setInterval(() => void this.checkOldQueues(), OLD_QUEUE_CHECK_MS);
       // The depth of what this worker consumes, for autoscaling (read on the replies' connection, at scrape time).
       this.depth = new QueueDepthReader({
-        connection: this.publisher,
+        connection: this.streams,
         prefix: this.options.prefix ?? 'gw',
         queues: [...this.messageHandlers.keys()],
         events,
@@ -113,6 +119,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
     this.consumers.length = 0;
     await this.depth?.close();
     await this.publisher?.quit().catch(() => undefined);
+    await this.streams?.quit().catch(() => undefined);
     this.template?.disconnect();
   }
 
@@ -148,10 +155,10 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
     const retry = { ...DEFAULT_EVENT_RETRY, ...this.options.eventRetry };
     const me = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     for (let i = 0; i < partitions; i++) {
-      const keys = eventStreamKeys(this.publisher!, prefix, pattern, i, partitions);
+      const keys = eventStreamKeys(this.streams!, prefix, pattern, i, partitions);
       const consumer = new EventStreamConsumer({
         keys,
-        commands: this.publisher!,
+        commands: this.streams!,
         // Its own connection for the blocking read; Redis down is the read loop's to report.
         blocking: template.duplicate().on('error', () => undefined),
         consumer: `${me}-${i}`,
