@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { lastValueFrom } from 'rxjs';
 import { Events, toTransactionResponse, TransactionEvent, TransactionView } from '@app/contracts';
-import type { JobEnvelope } from '@app/messaging/job-envelope';
-import { queueOn } from '@app/messaging';
+import { BullMqClient, withJobId } from '@app/messaging';
+import { EnvReader, readRedisTarget } from '@app/platform';
 import { sleep, within } from '../../scripts/lib/processes';
 import { Arrivals, bareDeliveries, WebhookListener } from '../lib/listener';
 import { Figure } from '../lib/scenario';
-import { BenchStack, benchRedis } from '../lib/stack';
+import { BenchStack } from '../lib/stack';
 
 /**
- * The notifier end to end: transaction.status_changed events put straight on its queue (as the
+ * The notifier end to end: transaction.status_changed events put straight on its stream (as the
  * API's outbox relay would), through the delivery row in Postgres and the delivery queue, to a
  * listener in this process. Two listeners: one answering at once, one after 100 ms.
  */
@@ -53,9 +53,9 @@ function event(merchantId: string, urlReturn: string, n: number): TransactionEve
   };
 }
 
-/** Enqueues `total` events to `listener` in bulk, each stamped with its enqueue time; resolves when all arrived or on timeout. */
+/** Publishes `total` events to `listener` a chunk at a time, each stamped with its publish time; resolves when all arrived or timed out. */
 async function deliver(
-  queue: Queue,
+  events: BullMqClient,
   stack: BenchStack,
   listener: WebhookListener,
   run: string,
@@ -65,13 +65,13 @@ async function deliver(
   const startedAt = Date.now();
   for (let i = 0; i < total; i += CHUNK) {
     const url = `${listener.url}?run=${run}&sent=${Date.now()}`;
-    await queue.addBulk(
-      Array.from({ length: Math.min(CHUNK, total - i) }, (_, k) => ({
-        name: Events.TransactionStatusChanged,
-        data: { p: event(stack.merchantInternalId, url, i + k) } satisfies JobEnvelope<TransactionEvent>,
-        // The options the API's event publisher uses, and an id of our own per job.
-        opts: { jobId: `${run}-${i + k}`, attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true },
-      })),
+    // Through the transport's own publisher, as the outbox relay does, with an id of our own per event.
+    await Promise.all(
+      Array.from({ length: Math.min(CHUNK, total - i) }, (_, k) =>
+        lastValueFrom(
+          events.emit(Events.TransactionStatusChanged, withJobId(event(stack.merchantInternalId, url, i + k), `${run}-${i + k}`)),
+        ),
+      ),
     );
   }
   const timedOut =
@@ -94,8 +94,13 @@ function bound(delayMs: number, maxOpen: number): string {
 const quantile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
 
 export async function benchWebhooks(stack: BenchStack, fastEvents: number, slowEvents: number, warmupEvents: number): Promise<Figure[]> {
-  const redis = benchRedis(stack.env, { maxRetriesPerRequest: null });
-  const queue = new Queue(Events.TransactionStatusChanged, queueOn(redis, stack.env.QUEUE_PREFIX!, Events.TransactionStatusChanged));
+  const r = new EnvReader(stack.env);
+  const queue = new BullMqClient({
+    connection: readRedisTarget(r),
+    prefix: stack.env.QUEUE_PREFIX!,
+    partitions: r.int('QUEUE_PARTITIONS', 1, 1, 64),
+  });
+  r.done('bench');
   // The body the notifier sends for such an event, so the bare client posts the same size.
   const sample = event(stack.merchantInternalId, 'http://127.0.0.1/', 0).view!;
   const body = JSON.stringify({
@@ -136,7 +141,6 @@ export async function benchWebhooks(stack: BenchStack, fastEvents: number, slowE
     }
   } finally {
     await queue.close();
-    redis.disconnect();
   }
   return figures;
 }

@@ -206,7 +206,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       this.logger.log(`${name}: draining ${JSON.stringify(counts)} event jobs queued before events moved to streams`);
       const worker = new Worker(name, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
         ...keys,
-        concurrency: 1,
+        concurrency: this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16,
         lockDuration: 10_000,
       });
       worker.on('error', (e) => {
