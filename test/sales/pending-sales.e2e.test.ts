@@ -22,8 +22,7 @@ describe('sales left pending without an authorization job', () => {
   let redis: RedisConnection;
   let authorizeQueue: Queue;
 
-  const pendingSale = async (): Promise<string> => {
-    const id = randomUUID();
+  const pendingSale = async (id: string = randomUUID()): Promise<string> => {
     await db.query(
       `INSERT INTO transactions (id, merchant_id, reference, operation, status, acquirer, method, instalments, currency, amount, masked_card, brand, url_return, created_at)
        VALUES ($1, $2, $3, 3, 0, 26, 1, 1, '986', 4200, '400700******0001', 'visa', 'https://merchant.example/listener', now() - interval '10 seconds')`,
@@ -88,13 +87,16 @@ describe('sales left pending without an authorization job', () => {
   });
 
   it('leaves alone a sale whose authorization job still waits, and decides it once the job is gone', async () => {
-    const id = await pendingSale();
     // A job that waits (delayed far ahead): the tokenizers are busy or down; the job will decide it.
+    // The job is queued before its sale is recorded (as the API does it, in effect): the row is
+    // already stale when written, so a pass falling between the two would rightly abandon it.
+    const id = randomUUID();
     const job = await authorizeQueue.add(
       'card.authorize',
       { p: { transactionId: id, merchantId: shop.internalId } },
       { jobId: id, delay: 3_600_000 },
     );
+    await pendingSale(id);
     await new Promise((r) => setTimeout(r, 3_000));
     expect(await statusOf(id)).toMatchObject({ status: 0 });
     await job.remove();
