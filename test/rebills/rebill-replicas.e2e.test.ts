@@ -101,17 +101,22 @@ describe('rebill cycles charged by two tokenizers, one SIGKILLed mid-cycle', () 
       ])
     ).rowCount ?? 0;
 
-  /** Waits until every active rebill of the suite has nothing in flight and every charge is decided. */
+  /**
+   * Waits until every active rebill of the suite has nothing in flight, every charge is decided,
+   * and nothing is still due: a scheduler opens a few charges at a time, so the instant between
+   * one batch decided and the next opened has nothing open while rebills still wait their turn.
+   */
   const settled = () =>
     eventually(
       async () => {
-        const { rows } = await db.query<{ open: number; undecided: number }>(
+        const { rows } = await db.query<{ open: number; undecided: number; due: number }>(
           `SELECT (SELECT count(*)::int FROM rebills WHERE id = ANY($1) AND open_transaction_id IS NOT NULL) AS open,
              (SELECT count(*)::int FROM rebill_cycles c JOIN transactions t ON t.id = c.transaction_id
-              WHERE c.rebill_id = ANY($1) AND t.status = 0) AS undecided`,
+              WHERE c.rebill_id = ANY($1) AND t.status = 0) AS undecided,
+             (SELECT count(*)::int FROM rebills WHERE id = ANY($1) AND state = 'active' AND next_due_at <= now()) AS due`,
           [rebills.map((r) => r.id)],
         );
-        expect(rows[0]).toEqual({ open: 0, undecided: 0 });
+        expect(rows[0]).toEqual({ open: 0, undecided: 0, due: 0 });
       },
       { timeoutMs: 90_000, intervalMs: 250 },
     );
