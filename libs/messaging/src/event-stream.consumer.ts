@@ -88,6 +88,8 @@ export class EventStreamConsumer {
   /** Where the next claim pass looks in the pending list, so entries not due yet never hide the ones behind them. */
   private claimCursor = '-';
   private passes = 0;
+  /** The blocking connection's client id on a single Redis, so close can end its read at once. */
+  private blockingId?: number;
 
   constructor(private readonly o: EventStreamConsumerOptions) {
     this.scripts = withStreamScripts(o.commands);
@@ -96,6 +98,13 @@ export class EventStreamConsumer {
   /** Creates the group (reading from the stream's start) and starts reading. */
   async start(): Promise<void> {
     await this.ensureGroup();
+    // On a Cluster the read is on whichever master holds the stream: close waits out its block time there.
+    if (!('isCluster' in this.o.blocking && this.o.blocking.isCluster)) {
+      const learnId = async () => (this.blockingId = await this.o.blocking.client('ID').catch(() => undefined));
+      // A reconnection (Redis restarted) is a new client with a new id.
+      this.o.blocking.on('ready', () => void learnId());
+      await learnId();
+    }
     this.reading = this.readLoop();
     this.scheduleClaim();
     this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.o.retry.stallMs / 3)));
@@ -110,7 +119,9 @@ export class EventStreamConsumer {
     for (const timer of this.held.values()) clearTimeout(timer);
     this.held.clear();
     this.wake?.();
-    // The blocking read returns within its block time; past that, the connection goes.
+    // A blocked read is ended as a timeout (no entry is handed out and lost on the way); otherwise
+    // it returns within its block time, and past that the connection goes.
+    if (this.blockingId !== undefined) await this.o.commands.client('UNBLOCK', this.blockingId).catch(() => undefined);
     const late = await Promise.race([Promise.all([this.reading, this.claiming]).then(() => false), sleep(2_000).then(() => true)]);
     if (late) this.o.blocking.disconnect();
     await Promise.allSettled([...this.inflight.values()]);
