@@ -64,16 +64,39 @@ function serverPids(): number[] {
     .map(Number);
 }
 
+type Snapshot = Map<number, { label: string; s: number }>;
+
+/** What a process is, for the breakdown: an app's name from its entry path, else its command. */
+function labelOf(pid: number): string {
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const app = cmd.map((a) => /(?:apps|scripts|bench)\/([\w-]+)\//.exec(a)?.[1]).find(Boolean);
+    if (app) return app;
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '?';
+  }
+}
+
 /** CPU seconds so far of the stack (the launcher's tree) and the servers; a process gone since counts as its last reading. */
 class CpuMeter {
-  private readonly last = new Map<number, number>();
+  private readonly last: Snapshot = new Map();
   constructor(private readonly launcher: number) {}
-  read(): number {
+  read(): Snapshot {
     for (const pid of [...descendants(this.launcher), ...serverPids()]) {
       const s = cpuSecondsOf(pid);
-      if (s > 0) this.last.set(pid, s);
+      if (s > 0) this.last.set(pid, { label: this.last.get(pid)?.label ?? labelOf(pid), s });
     }
-    return [...this.last.values()].reduce((a, b) => a + b, 0);
+    return new Map([...this.last].map(([pid, v]) => [pid, { ...v }]));
+  }
+  total(): number {
+    return [...this.read().values()].reduce((a, b) => a + b.s, 0);
+  }
+  /** CPU seconds per label since `before`. */
+  static since(before: Snapshot, after: Snapshot): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [pid, { label, s }] of after) out[label] = (out[label] ?? 0) + s - (before.get(pid)?.s ?? 0);
+    return out;
   }
 }
 
@@ -145,6 +168,8 @@ interface Measured {
   cpuS: number;
   idleCpuPerS: number;
   cpuMsPerSale: number;
+  /** Before the idle rate is taken off. */
+  cpuMsPerSaleByProcess: Record<string, number>;
   loadAverage: { start: number[]; end: number[] };
 }
 
@@ -158,19 +183,32 @@ async function measure(o: Options, base: string, dataDir: string, meter: CpuMete
   await runLoad(`${base}/v1/receiver`, { connections: 8, durationS: 3 }, body('warm'));
   await sleep(5_000);
   // Idle rate: what the stack spends doing nothing (pollers, health checks, timers).
-  const idleStart = { at: performance.now(), s: meter.read() };
+  const idleStart = { at: performance.now(), s: meter.total() };
   await sleep(10_000);
-  const idleCpuPerS = (meter.read() - idleStart.s) / ((performance.now() - idleStart.at) / 1000);
+  const idleCpuPerS = (meter.total() - idleStart.s) / ((performance.now() - idleStart.at) / 1000);
   const loadStart = loadavg();
-  const start = { at: performance.now(), s: meter.read() };
+  const before = meter.read();
+  const start = { at: performance.now(), s: meter.total() };
   const arrivals = listener.track('m', Number.MAX_SAFE_INTEGER);
   const load = await runLoad(`${base}/v1/receiver`, { connections: o.connections, durationS: o.seconds }, body('m'));
-  const sales = load.requests - load.non2xx - load.errors;
-  // Every approved sale's webhook arrives (settlement runs beside it); then the stack is idle again.
-  await waitUntil('every webhook', () => Promise.resolve(arrivals.latencies.size >= sales), 120_000, 200).catch(() => undefined);
-  await sleep(2_000);
+  // Every approved sale's webhook arrives (settlement runs beside it), the last requests' included:
+  // done once at least the load's 2xx have arrived and nothing more came for 2 s.
+  let seen = -1;
+  await waitUntil(
+    'every webhook',
+    async () => {
+      const now = arrivals.latencies.size;
+      const quiet = now === seen && now >= load.requests - load.non2xx - load.errors;
+      seen = now;
+      return quiet || (await sleep(2_000), false);
+    },
+    120_000,
+    0,
+  ).catch(() => undefined);
+  const sales = arrivals.latencies.size;
   const elapsedS = (performance.now() - start.at) / 1000;
-  const cpuS = meter.read() - start.s;
+  const cpuS = meter.total() - start.s;
+  const byProcess = CpuMeter.since(before, meter.read());
   return {
     sales,
     salesPerS: load.rps,
@@ -180,6 +218,7 @@ async function measure(o: Options, base: string, dataDir: string, meter: CpuMete
     cpuS,
     idleCpuPerS,
     cpuMsPerSale: ((cpuS - idleCpuPerS * elapsedS) / sales) * 1000,
+    cpuMsPerSaleByProcess: Object.fromEntries(Object.entries(byProcess).map(([k, v]) => [k, (v / sales) * 1000])),
     loadAverage: { start: loadStart, end: loadavg() },
   };
 }
@@ -195,7 +234,11 @@ function report(o: Options, m: Measured): void {
     `${file}.md`,
     `CPU per sale of ${o.label} (${o.tree}), measured ${result.measuredAt}; load average (1, 5, 15 min) ${la(m.loadAverage.start)} at the start, ${la(m.loadAverage.end)} at the end.\n\n` +
       `| sales approved | sales/s | webhooks arrived | CPU s (stack, Postgres, Redis) | idle CPU s/s | CPU ms per sale |\n|---|---|---|---|---|---|\n` +
-      `| ${m.sales} | ${m.salesPerS.toFixed(0)} | ${m.webhooksArrived} | ${m.cpuS.toFixed(2)} over ${m.elapsedS.toFixed(1)} s | ${m.idleCpuPerS.toFixed(3)} | ${m.cpuMsPerSale.toFixed(3)} |\n`,
+      `| ${m.sales} | ${m.salesPerS.toFixed(0)} | ${m.webhooksArrived} | ${m.cpuS.toFixed(2)} over ${m.elapsedS.toFixed(1)} s | ${m.idleCpuPerS.toFixed(3)} | ${m.cpuMsPerSale.toFixed(3)} |\n\n` +
+      `By process, ms per sale (idle not taken off): ${Object.entries(m.cpuMsPerSaleByProcess)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+        .join(', ')}.\n`,
   );
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
