@@ -98,6 +98,20 @@ function registerGauges(): void {
   });
 }
 
+/** Partitions' depths as one: counts add up, the oldest waiting is the oldest of any (a stream has no delayed entries). */
+function sumDepths(parts: (Omit<QueueDepth, 'delayed'> & { delayed?: number })[]): QueueDepth {
+  return parts.reduce<QueueDepth>(
+    (sum, d) => ({
+      waiting: sum.waiting + d.waiting,
+      active: sum.active + d.active,
+      delayed: sum.delayed + (d.delayed ?? 0),
+      failed: sum.failed + d.failed,
+      oldestWaitingAgeS: Math.max(sum.oldestWaitingAgeS, d.oldestWaitingAgeS),
+    }),
+    { waiting: 0, active: 0, delayed: 0, failed: 0, oldestWaitingAgeS: 0 },
+  );
+}
+
 /** Reads the depth of some queues for the gauges above, from the moment it is created until `close`. */
 export class QueueDepthReader {
   readonly last = new Map<string, QueueDepth>();
@@ -160,29 +174,12 @@ export class QueueDepthReader {
 
   /** A queue's depth summed over its partitions; its oldest waiting job is the oldest in any of them. */
   private async depthOf(queue: PartitionedQueue): Promise<QueueDepth> {
-    const parts = await Promise.all(queue.all.map((q) => this.partitionDepth(q)));
-    return parts.reduce((sum, d) => ({
-      waiting: sum.waiting + d.waiting,
-      active: sum.active + d.active,
-      delayed: sum.delayed + d.delayed,
-      failed: sum.failed + d.failed,
-      oldestWaitingAgeS: Math.max(sum.oldestWaitingAgeS, d.oldestWaitingAgeS),
-    }));
+    return sumDepths(await Promise.all(queue.all.map((q) => this.partitionDepth(q))));
   }
 
   /** An event pattern's depth summed over its partitions' streams. */
   private async streamDepthOf(partitions: EventStreamKeys[]): Promise<QueueDepth> {
-    const parts = await Promise.all(partitions.map((keys) => streamDepth(this.options.connection, keys)));
-    return parts.reduce<QueueDepth>(
-      (sum, d) => ({
-        waiting: sum.waiting + d.waiting,
-        active: sum.active + d.active,
-        delayed: 0,
-        failed: sum.failed + d.failed,
-        oldestWaitingAgeS: Math.max(sum.oldestWaitingAgeS, d.oldestWaitingAgeS),
-      }),
-      { waiting: 0, active: 0, delayed: 0, failed: 0, oldestWaitingAgeS: 0 },
-    );
+    return sumDepths(await Promise.all(partitions.map((keys) => streamDepth(this.options.connection, keys))));
   }
 
   private async partitionDepth(queue: Queue): Promise<QueueDepth> {
