@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { RedisConnection } from '@app/platform/redis';
 import { safeErrorText } from '@app/platform/safe-error';
 import { ENTRY_ENVELOPE_FIELD, ENTRY_ID_FIELD, EVENT_GROUP, EventStreamKeys, fieldMap } from './event-stream';
+import { sleep, StreamAcks, StreamDeadLetters } from './event-stream.acks';
 import { type StreamScripts, withStreamScripts } from './event-stream.scripts';
 import type { JobEnvelope } from './job-envelope';
 
@@ -77,8 +78,8 @@ export class EventStreamConsumer {
   private readonly held = new Map<string, NodeJS.Timeout>();
   /** Entries in a handler here that another consumer took over (this one stalled): not retried here. */
   private readonly lost = new Set<string>();
-  private readonly toAck: string[] = [];
-  private flushing?: Promise<void>;
+  private readonly acks: StreamAcks;
+  private readonly dead: StreamDeadLetters;
   private stopped = false;
   private wake?: () => void;
   private reading?: Promise<void>;
@@ -93,6 +94,8 @@ export class EventStreamConsumer {
 
   constructor(private readonly o: EventStreamConsumerOptions) {
     this.scripts = withStreamScripts(o.commands);
+    this.acks = new StreamAcks(o.commands, o.keys);
+    this.dead = new StreamDeadLetters(o.commands, o.keys, o.retry.keepDeadS);
   }
 
   /** Creates the group (reading from the stream's start) and starts reading. */
@@ -125,7 +128,7 @@ export class EventStreamConsumer {
     const late = await Promise.race([Promise.all([this.reading, this.claiming]).then(() => false), sleep(2_000).then(() => true)]);
     if (late) this.o.blocking.disconnect();
     await Promise.allSettled([...this.inflight.values()]);
-    await this.flush();
+    await this.acks.close();
     this.o.blocking.disconnect();
     await this.leaveGroup().catch(() => undefined);
   }
@@ -189,19 +192,19 @@ export class EventStreamConsumer {
       envelope = undefined;
     }
     if (typeof envelope !== 'object' || envelope === null || !('p' in envelope)) {
-      void this.deadLetter(entryId, fields, attempt, 'the entry holds no event envelope').catch(() => undefined);
+      void this.dead.add(entryId, fields, attempt, 'the entry holds no event envelope').catch(() => undefined);
       return;
     }
     const entry: EventEntry = { entryId, eventId: f[ENTRY_ID_FIELD] ?? '', envelope, attempt };
     const done = Promise.resolve()
       .then(() => this.o.handle(entry))
       .then(
-        () => this.ack(entryId),
+        () => this.acks.ack(entryId),
         (e) => {
           if (this.lost.has(entryId)) return; // another consumer has it now, and retries it there
           const last = attempt >= this.o.retry.attempts;
           this.logger.warn(`${this.o.keys.name} ${entryId} attempt ${attempt} failed${last ? ' (the last)' : ''}: ${safeErrorText(e)}`);
-          if (last) return this.deadLetter(entryId, fields, attempt, safeErrorText(e)).catch(() => undefined);
+          if (last) return this.dead.add(entryId, fields, attempt, safeErrorText(e)).catch(() => undefined);
           this.retryLater(entryId, attempt);
         },
       )
@@ -240,26 +243,6 @@ export class EventStreamConsumer {
   /** The wait after the n-th failed delivery: backoffMs × 2^(n-1). */
   private backoff(deliveries: number): number {
     return this.o.retry.backoffMs * 2 ** Math.max(0, deliveries - 1);
-  }
-
-  private ack(entryId: string): void {
-    this.toAck.push(entryId);
-    this.flushing ??= new Promise<void>((r) => setImmediate(r)).then(() => this.flush());
-  }
-
-  /** One XACK and one XDEL for every entry finished since the last flush; on a failure they are tried again a second later. */
-  private async flush(): Promise<void> {
-    this.flushing = undefined;
-    const ids = this.toAck.splice(0);
-    if (ids.length === 0) return;
-    const { commands, keys } = this.o;
-    try {
-      await Promise.all([commands.xack(keys.stream, EVENT_GROUP, ...ids), commands.xdel(keys.stream, ...ids)]);
-    } catch (e) {
-      this.logger.warn(`${keys.name}: ${ids.length} events done but not acknowledged yet: ${safeErrorText(e)}`);
-      this.toAck.push(...ids);
-      if (!this.stopped) this.flushing ??= sleep(1_000).then(() => this.flush());
-    }
   }
 
   /** Resets the idle time of the entries in hand that are still this consumer's; the others are marked lost. */
@@ -303,7 +286,7 @@ export class EventStreamConsumer {
    */
   private async claim(): Promise<void> {
     const { commands, keys, retry } = this.o;
-    if (++this.passes % TRIM_EVERY_PASSES === 0) await this.trimDead();
+    if (++this.passes % TRIM_EVERY_PASSES === 0) await this.dead.trim();
     if (this.busy > this.o.concurrency) return;
     const pending = (await commands.xpending(keys.stream, EVENT_GROUP, 'IDLE', retry.stallMs, this.claimCursor, '+', 100)) as [
       string,
@@ -321,43 +304,10 @@ export class EventStreamConsumer {
       const claimed = (await commands.xclaim(keys.stream, EVENT_GROUP, this.o.consumer, due, entryId)) as (Raw | null)[];
       const raw = claimed[0];
       if (!raw) continue;
-      if (deliveries >= retry.attempts)
-        await this.deadLetter(entryId, raw[1], deliveries, `no attempt left after ${deliveries} deliveries`);
+      if (deliveries >= retry.attempts) await this.dead.add(entryId, raw[1], deliveries, `no attempt left after ${deliveries} deliveries`);
       else if (this.stopped)
         return; // claimed, not run: it stays pending for another consumer
       else this.run(raw, deliveries + 1);
     }
   }
-
-  /** Moves an entry to the dead letters with why, then acknowledges and deletes it. */
-  private async deadLetter(entryId: string, fields: string[], deliveries: number, reason: string): Promise<void> {
-    const { commands, keys } = this.o;
-    await commands.xadd(
-      keys.dead,
-      'MINID',
-      this.deadKeptFrom(),
-      '*',
-      ...fields,
-      'entry',
-      entryId,
-      'deliveries',
-      String(deliveries),
-      'reason',
-      reason,
-    );
-    await commands.xack(keys.stream, EVENT_GROUP, entryId);
-    await commands.xdel(keys.stream, entryId);
-    this.logger.error(`${keys.name} ${entryId}: gave up after ${deliveries} deliveries (${reason}); kept in ${keys.dead}`);
-  }
-
-  /** Dead letters past KEEP_FAILED_JOBS_S go (they hold the event's payload: nothing is kept longer than promised). */
-  private async trimDead(): Promise<void> {
-    await this.o.commands.xtrim(this.o.keys.dead, 'MINID', this.deadKeptFrom());
-  }
-
-  private deadKeptFrom(): string {
-    return String(Date.now() - this.o.retry.keepDeadS * 1000);
-  }
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
