@@ -106,6 +106,7 @@ describe('webhook delivery to urlReturn', () => {
     stack = await startStack(
       {},
       {
+        withConsole: true,
         envFor: {
           notifier: {
             WEBHOOK_SCHEDULE_SCALE: '0.0001',
@@ -356,7 +357,15 @@ describe('webhook delivery to urlReturn', () => {
       },
       { timeoutMs: 90_000, intervalMs: 500 },
     );
-    expect(await attemptsOf(d.id)).toHaveLength(10);
+    const attempts = await attemptsOf(d.id);
+    expect(attempts).toHaveLength(10);
+    // Every attempt the listener answered is a call it recorded. On a loaded machine an attempt can
+    // also end before its request was read (a first-byte timeout, a kept-alive socket the listener
+    // had just closed): the notifier counts it, the listener may not have seen it.
+    const answered = attempts.filter((a) => a.http_status === 500).length;
+    const before = listener.at('/down').length;
+    expect(before).toBeGreaterThanOrEqual(answered);
+    expect(before).toBeLessThanOrEqual(10);
 
     const unauth = await get(`/admin/deliveries?status=failed&merchant=${shop.merchantId}`);
     expect(unauth.status).toBe(401);
@@ -374,7 +383,7 @@ describe('webhook delivery to urlReturn', () => {
     expect(replay.status).toBe(202);
     await eventually(async () => expect((await deliveryOf(res.json.transactionId)).status).toBe('succeeded'));
     const calls = listener.at('/down');
-    expect(calls).toHaveLength(11);
+    expect(calls).toHaveLength(before + 1);
     expect(new Set(calls.map((r) => r.headers['webhook-id']))).toEqual(new Set([d.id]));
     const again = await fetch(`${stack.consoleUrl}/admin/deliveries/${d.id}/replay`, { method: 'POST', headers: admin });
     expect(again.status).toBe(409);
