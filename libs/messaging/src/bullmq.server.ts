@@ -123,11 +123,15 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
     this.template?.disconnect();
   }
 
+  /** How many of the pattern's jobs or events this process handles at once, over all its partitions. */
+  private concurrencyOf(pattern: string): number {
+    return this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16;
+  }
+
   /** One Worker per partition of the pattern's queue, sharing the pattern's concurrency between them. */
   private consume(pattern: string, handler: JobHandler, template: RedisConnection): void {
     const partitions = this.options.partitions ?? 1;
-    const total = this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16;
-    const shares = splitConcurrency(total, partitions);
+    const shares = splitConcurrency(this.concurrencyOf(pattern), partitions);
     for (let i = 0; i < partitions; i++) {
       const { name, ...keys } = partitionOn(template, this.options.prefix ?? 'gw', pattern, i, partitions);
       const worker = new Worker(name, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
@@ -150,8 +154,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
   private async consumeEvents(pattern: string, handler: JobHandler, template: RedisConnection): Promise<void> {
     const partitions = this.options.partitions ?? 1;
     const prefix = this.options.prefix ?? 'gw';
-    const total = this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16;
-    const shares = splitConcurrency(total, partitions);
+    const shares = splitConcurrency(this.concurrencyOf(pattern), partitions);
     const retry = { ...DEFAULT_EVENT_RETRY, ...this.options.eventRetry };
     const me = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     for (let i = 0; i < partitions; i++) {
@@ -206,7 +209,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       this.logger.log(`${name}: draining ${JSON.stringify(counts)} event jobs queued before events moved to streams`);
       const worker = new Worker(name, (job: Job<JobEnvelope>) => this.process(pattern, handler, job), {
         ...keys,
-        concurrency: this.options.concurrency?.[pattern] ?? this.options.defaultConcurrency ?? 16,
+        concurrency: this.concurrencyOf(pattern),
         lockDuration: 10_000,
       });
       worker.on('error', (e) => {
