@@ -19,7 +19,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cpuSecondsOf } from './lib/cpu';
+import { CpuSnapshot, cpuSecondsBetween, cpuSecondsOf, serverPids } from './lib/cpu';
 import { runLoad } from './lib/load';
 import { WebhookListener } from './lib/listener';
 import { saleRequest } from './scenarios/sales';
@@ -51,21 +51,6 @@ function descendants(root: number): number[] {
   return out;
 }
 
-function serverPids(): number[] {
-  return readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((e) => {
-      try {
-        return ['postgres', 'redis-server'].includes(readFileSync(`/proc/${e}/comm`, 'utf8').trim());
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-type Snapshot = Map<number, { label: string; s: number }>;
-
 /** What a process is, for the breakdown: an app's name from its entry path, else its command. */
 function labelOf(pid: number): string {
   try {
@@ -80,9 +65,9 @@ function labelOf(pid: number): string {
 
 /** CPU seconds so far of the stack (the launcher's tree) and the servers; a process gone since counts as its last reading. */
 class CpuMeter {
-  private readonly last: Snapshot = new Map();
+  private readonly last: CpuSnapshot = new Map();
   constructor(private readonly launcher: number) {}
-  read(): Snapshot {
+  read(): CpuSnapshot {
     for (const pid of [...descendants(this.launcher), ...serverPids()]) {
       const s = cpuSecondsOf(pid);
       if (s > 0) this.last.set(pid, { label: this.last.get(pid)?.label ?? labelOf(pid), s });
@@ -91,12 +76,6 @@ class CpuMeter {
   }
   total(): number {
     return [...this.read().values()].reduce((a, b) => a + b.s, 0);
-  }
-  /** CPU seconds per label since `before`. */
-  static since(before: Snapshot, after: Snapshot): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const [pid, { label, s }] of after) out[label] = (out[label] ?? 0) + s - (before.get(pid)?.s ?? 0);
-    return out;
   }
 }
 
@@ -208,7 +187,7 @@ async function measure(o: Options, base: string, dataDir: string, meter: CpuMete
   const sales = arrivals.latencies.size;
   const elapsedS = (performance.now() - start.at) / 1000;
   const cpuS = meter.total() - start.s;
-  const byProcess = CpuMeter.since(before, meter.read());
+  const byProcess = cpuSecondsBetween(before, meter.read()).byLabel;
   return {
     sales,
     salesPerS: load.rps,

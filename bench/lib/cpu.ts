@@ -22,7 +22,8 @@ export function cpuSecondsOf(pid: number, exitedChildren = false): number {
   }
 }
 
-function serverPids(): number[] {
+/** Every Redis and Postgres process on the machine. */
+export function serverPids(): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
