@@ -3,6 +3,7 @@ import type { RedisConnection } from '@app/platform/redis';
 import { safeErrorText } from '@app/platform/safe-error';
 import { ENTRY_ENVELOPE_FIELD, ENTRY_ID_FIELD, EVENT_GROUP, EventStreamKeys, fieldMap } from './event-stream';
 import { sleep, StreamAcks, StreamDeadLetters } from './event-stream.acks';
+import { RawEntry, StreamGroupReader } from './event-stream.reader';
 import { type StreamScripts, withStreamScripts } from './event-stream.scripts';
 import type { JobEnvelope } from './job-envelope';
 
@@ -55,8 +56,6 @@ export interface EventStreamConsumerOptions {
   handle: (entry: EventEntry) => Promise<void>;
 }
 
-type Raw = [id: string, fields: string[]];
-
 /** How often the dead letters past their keeping time are trimmed, in claim passes. */
 const TRIM_EVERY_PASSES = 60;
 
@@ -80,6 +79,7 @@ export class EventStreamConsumer {
   private readonly lost = new Set<string>();
   private readonly acks: StreamAcks;
   private readonly dead: StreamDeadLetters;
+  private readonly reader: StreamGroupReader;
   private stopped = false;
   private wake?: () => void;
   private reading?: Promise<void>;
@@ -89,25 +89,17 @@ export class EventStreamConsumer {
   /** Where the next claim pass looks in the pending list, so entries not due yet never hide the ones behind them. */
   private claimCursor = '-';
   private passes = 0;
-  /** The blocking connection's client id on a single Redis, so close can end its read at once. */
-  private blockingId?: number;
 
   constructor(private readonly o: EventStreamConsumerOptions) {
     this.scripts = withStreamScripts(o.commands);
     this.acks = new StreamAcks(o.commands, o.keys);
     this.dead = new StreamDeadLetters(o.commands, o.keys, o.retry.keepDeadS);
+    this.reader = new StreamGroupReader(o.commands, o.blocking, o.keys, o.consumer);
   }
 
   /** Creates the group (reading from the stream's start) and starts reading. */
   async start(): Promise<void> {
-    await this.ensureGroup();
-    // On a Cluster the read is on whichever master holds the stream: close waits out its block time there.
-    if (!('isCluster' in this.o.blocking && this.o.blocking.isCluster)) {
-      const learnId = async () => (this.blockingId = await this.o.blocking.client('ID').catch(() => undefined));
-      // A reconnection (Redis restarted) is a new client with a new id.
-      this.o.blocking.on('ready', () => void learnId());
-      await learnId();
-    }
+    await this.reader.join();
     this.reading = this.readLoop();
     this.scheduleClaim();
     this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.o.retry.stallMs / 3)));
@@ -122,34 +114,18 @@ export class EventStreamConsumer {
     for (const timer of this.held.values()) clearTimeout(timer);
     this.held.clear();
     this.wake?.();
-    // A blocked read is ended as a timeout (no entry is handed out and lost on the way); otherwise
-    // it returns within its block time, and past that the connection goes.
-    if (this.blockingId !== undefined) await this.o.commands.client('UNBLOCK', this.blockingId).catch(() => undefined);
+    // A blocked read ends at once where it can be interrupted, else within its block time; past that the connection goes.
+    await this.reader.interrupt();
     const late = await Promise.race([Promise.all([this.reading, this.claiming]).then(() => false), sleep(2_000).then(() => true)]);
-    if (late) this.o.blocking.disconnect();
+    if (late) this.reader.disconnect();
     await Promise.allSettled([...this.inflight.values()]);
     await this.acks.close();
-    this.o.blocking.disconnect();
-    await this.leaveGroup().catch(() => undefined);
+    this.reader.disconnect();
+    await this.reader.leave().catch(() => undefined);
   }
 
   private get busy(): number {
     return this.inflight.size + this.held.size;
-  }
-
-  private async ensureGroup(): Promise<void> {
-    try {
-      await this.o.commands.xgroup('CREATE', this.o.keys.stream, EVENT_GROUP, '0', 'MKSTREAM');
-    } catch (e) {
-      if (!/BUSYGROUP/.test((e as Error).message)) throw e;
-    }
-  }
-
-  /** A consumer name per process start: one that holds no entry is removed, so the group does not fill with the dead. */
-  private async leaveGroup(): Promise<void> {
-    const { commands, keys, consumer } = this.o;
-    const mine = await commands.xpending(keys.stream, EVENT_GROUP, '-', '+', 1, consumer);
-    if (mine.length === 0) await commands.xgroup('DELCONSUMER', keys.stream, EVENT_GROUP, consumer);
   }
 
   private async readLoop(): Promise<void> {
@@ -160,30 +136,18 @@ export class EventStreamConsumer {
         continue;
       }
       try {
-        const got = (await this.o.blocking.xreadgroup(
-          'GROUP',
-          EVENT_GROUP,
-          this.o.consumer,
-          'COUNT',
-          room,
-          'BLOCK',
-          1_000,
-          'STREAMS',
-          this.o.keys.stream,
-          '>',
-        )) as [string, Raw[]][] | null;
-        for (const [, entries] of got ?? []) for (const raw of entries) this.run(raw, 1);
+        for (const raw of await this.reader.read(room)) this.run(raw, 1);
       } catch (e) {
         if (this.stopped) return;
         // Redis lost its data (a restart without persistence): the group goes with it.
-        if (/NOGROUP/.test((e as Error).message)) await this.ensureGroup().catch(() => undefined);
+        if (/NOGROUP/.test((e as Error).message)) await this.reader.ensureGroup().catch(() => undefined);
         else this.logger.warn(`${this.o.keys.name}: reading events paused: ${safeErrorText(e)}`);
         await sleep(500);
       }
     }
   }
 
-  private run([entryId, fields]: Raw, attempt: number): void {
+  private run([entryId, fields]: RawEntry, attempt: number): void {
     const f = fieldMap(fields);
     let envelope: JobEnvelope | undefined;
     try {
@@ -230,7 +194,7 @@ export class EventStreamConsumer {
         .gwClaimOwned(this.o.keys.stream, EVENT_GROUP, this.o.consumer, '0', entryId)
         .then((claimed) => {
           this.inflight.delete(entryId);
-          const raw = (claimed as Raw[])[0];
+          const raw = (claimed as RawEntry[])[0];
           if (raw && !this.stopped) this.run(raw, attempt + 1);
         })
         // Not claimed (Redis away): it stays pending, and a claim pass takes it once it goes stale.
@@ -301,7 +265,7 @@ export class EventStreamConsumer {
       const due = Math.max(retry.stallMs, this.backoff(deliveries));
       if (idle < due) continue;
       // The same idle bound in the claim: of two consumers claiming at once, one gets it.
-      const claimed = (await commands.xclaim(keys.stream, EVENT_GROUP, this.o.consumer, due, entryId)) as (Raw | null)[];
+      const claimed = (await commands.xclaim(keys.stream, EVENT_GROUP, this.o.consumer, due, entryId)) as (RawEntry | null)[];
       const raw = claimed[0];
       if (!raw) continue;
       if (deliveries >= retry.attempts) await this.dead.add(entryId, raw[1], deliveries, `no attempt left after ${deliveries} deliveries`);
