@@ -108,7 +108,7 @@ describe('console and portal: CSRF bound to the session, notices only for what h
     db = new Client({ connectionString: process.env.DATABASE_URL });
     await db.connect();
     listener = await new Listener().start();
-    stack = await startStack();
+    stack = await startStack({}, { withConsole: true });
     shop = await createMerchant('csrf shop');
     other = await createMerchant('csrf other shop');
     tokens.operator = (

@@ -29,7 +29,7 @@ describe('merchant ids', () => {
     post(stack.baseUrl, '/v1/token/retrieve', envelope(m, 'retrieve-token', { token }));
 
   beforeAll(async () => {
-    stack = await startStack({ MERCHANT_CACHE_MS: '200' });
+    stack = await startStack({ MERCHANT_CACHE_MS: '200' }, { withConsole: true });
     shop = await createMerchant('public id shop');
   });
 

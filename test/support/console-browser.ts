@@ -114,7 +114,7 @@ export async function startConsoleSuite(prefix: string, suffix: string, notifier
   const db = new Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const listener = await new Listener().start();
-  const stack = await startStack({}, { envFor: { notifier: { ...LOCAL_LISTENER_ENV, ...notifierEnv } } });
+  const stack = await startStack({}, { withConsole: true, envFor: { notifier: { ...LOCAL_LISTENER_ENV, ...notifierEnv } } });
   const shop = await createMerchant(`${prefix} shop`);
   const tokens = { viewer: '', operator: '' };
   for (const role of ['viewer', 'operator'] as const)

@@ -65,7 +65,7 @@ export function pageSuite(): PageSuite {
     suite.db = new Client({ connectionString: process.env.DATABASE_URL });
     await suite.db.connect();
     suite.listener = await new Listener().start();
-    suite.stack = await startStack({}, { envFor: { notifier: FAST_FAILING_NOTIFIER } });
+    suite.stack = await startStack({}, { withConsole: true, envFor: { notifier: FAST_FAILING_NOTIFIER } });
     suite.browser = await launchChromium();
   });
   afterAll(async () => {

@@ -147,17 +147,22 @@ export interface StackOptions {
   /** Extra environment for one app (wins over the stack-wide env). */
   envFor?: Partial<Record<AppName, Record<string, string>>>;
   readyTimeoutMs?: number;
-  /** Also the admin app (operator commands over HTTP), started once the api is up. */
+  /** Also the admin app (operator commands over HTTP), started once the api is up; the console with it. */
   withAdmin?: boolean;
+  /**
+   * Also the console app (/console, /portal, /admin). It does no background work, so a suite that
+   * does not call it leaves it out: one Nest app fewer to boot on a machine the suites share.
+   */
+  withConsole?: boolean;
 }
 
-/** What every stack runs: the api, the console and the three workers (the admin app only when asked for). */
-export const PIPELINE: readonly AppName[] = APP_NAMES.filter((n) => n !== 'admin');
+/** What every stack runs: the api and the three workers (the console and the admin app only when asked for). */
+export const PIPELINE: readonly AppName[] = APP_NAMES.filter((n) => n !== 'admin' && n !== 'console');
 
 export interface Stack {
   /** The api's URL (/v1, /docs). */
   baseUrl: string;
-  /** The console app's URL: /console, /portal and /admin. */
+  /** The console app's URL: /console, /portal and /admin (a stack started withConsole or withAdmin). */
   consoleUrl: string;
   api: AppHandle;
   console: AppHandle;
@@ -176,12 +181,13 @@ export interface Stack {
 }
 
 /**
- * The pipeline apps (the api, the console and the workers), booted in parallel (then the admin app
- * with withAdmin); `env` goes to every one of them.
+ * The pipeline apps (the api and the workers), and the console when asked for, booted in parallel
+ * (then the admin app with withAdmin); `env` goes to every one of them.
  */
 export async function startStack(env: Record<string, string> = {}, opts: StackOptions = {}): Promise<Stack> {
   const envOf = (name: AppName, extra: Record<string, string> = {}) => ({ ...env, ...opts.envFor?.[name], ...extra });
-  const started = await Promise.allSettled(PIPELINE.map((name) => startApp(name, envOf(name), { readyTimeoutMs: opts.readyTimeoutMs })));
+  const booted: AppName[] = [...PIPELINE, ...(opts.withConsole || opts.withAdmin ? (['console'] as const) : [])];
+  const started = await Promise.allSettled(booted.map((name) => startApp(name, envOf(name), { readyTimeoutMs: opts.readyTimeoutMs })));
   const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed.length) {
     await Promise.all(started.flatMap((r) => (r.status === 'fulfilled' ? [r.value.stop()] : [])));
@@ -196,7 +202,7 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
     try {
       apps.admin = await startApp('admin', envOf('admin', publicBase), { readyTimeoutMs: opts.readyTimeoutMs });
     } catch (e) {
-      await Promise.all(PIPELINE.map((n) => apps[n].stop()));
+      await Promise.all(booted.map((n) => apps[n].stop()));
       throw e;
     }
   }
@@ -206,13 +212,16 @@ export async function startStack(env: Record<string, string> = {}, opts: StackOp
 
   const stack: Stack = {
     baseUrl: apps.api.url,
-    consoleUrl: apps.console.url,
+    get consoleUrl() {
+      return this.console.url;
+    },
     adminUrl: apps.admin?.url,
     apps,
     get api() {
       return apps.api;
     },
     get console() {
+      if (!apps.console) throw new Error('this stack has no console: start it with { withConsole: true }');
       return apps.console;
     },
     get tokenizer() {

@@ -164,7 +164,7 @@ describe('webhook throttle: per listener, across notifier replicas', () => {
     other = await new Listener().start();
     slow.on('/hook', () => (arrivals.slow.push(Date.now()), { status: 200 }));
     other.on('/hook', () => (arrivals.other.push(Date.now()), { status: 200 }));
-    stack = await startStack({}, { envFor: { notifier: NOTIFIER_ENV } });
+    stack = await startStack({}, { withConsole: true, envFor: { notifier: NOTIFIER_ENV } });
     // A second notifier replica on the same database and Redis, with a health port of its own.
     second = await startApp('notifier', NOTIFIER_ENV, { label: 'notifier-2' });
     shop = await createMerchant('webhook throttle shop');
