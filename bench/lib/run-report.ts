@@ -54,9 +54,11 @@ export async function machine(env: NodeJS.ProcessEnv) {
 
 /** The 1, 5 and 15 minute load averages: above the core count, the run measured its neighbours too. */
 const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
+/** Read as this module loads, before any group runs (the machine facts are gathered at the run's end). */
+const loadAverageAtStart = loadAverage();
 
 export const machineFacts = () => ({
-  loadAverageAtStart: loadAverage(),
+  loadAverageAtStart,
   cpu: cpus()[0]?.model,
   cores: cpus().length,
   memoryGiB: Math.round(totalmem() / 2 ** 30),
