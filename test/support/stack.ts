@@ -150,8 +150,9 @@ export interface StackOptions {
   /** Also the admin app (operator commands over HTTP), started once the api is up; the console with it. */
   withAdmin?: boolean;
   /**
-   * Also the console app (/console, /portal, /admin). It does no background work, so a suite that
-   * does not call it leaves it out: one Nest app fewer to boot on a machine the suites share.
+   * Also the console app (/console, /portal, /admin). Its only background work is the retention
+   * pass over its own tables (sessions, portal links, the audit), so a suite that does not call it
+   * leaves it out: one Nest app fewer to boot on a machine the suites share.
    */
   withConsole?: boolean;
 }
