@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '@app/persistence';
-import { SAFE_LOG_OPTIONS } from '@app/platform';
+import { SAFE_LOG_OPTIONS } from '@app/platform/logging';
 
 jest.setTimeout(60_000);
 

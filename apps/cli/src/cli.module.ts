@@ -1,16 +1,8 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import {
-  accountsSource,
-  AcquirerRouter,
-  createAcquirerRouter,
-  PostgresSandboxCallLog,
-  readConnectorSettings,
-  SandboxAcquirer,
-} from '@app/acquirer';
-import { EnvReader } from '@app/platform';
-import { keyringSource } from './keys/keyrings';
+import { PostgresSandboxCallLog } from '@app/acquirer/sandbox-call-log';
+import { AcquirerRouterRef } from './acquirer/acquirer-router.ref';
 import { MerchantRemoveAcquirerCommand, MerchantSetAcquirerCommand, MerchantShowCommand } from './merchants/acquirer-account.commands';
 import {
   AuditEventsRepository,
@@ -129,22 +121,8 @@ import { RetentionRunCommand } from './retention/retention.commands';
     LedgerVerifyCommand,
     TransactionsRepository,
     PostgresSandboxCallLog,
-    // The sandbox serves every acquirer code here; its books are its call log, kept RETENTION_SANDBOX_CALLS. The CLI never authorizes.
-    {
-      // acquirer:reconcile asks each transaction's acquirer, through its merchant's account.
-      provide: AcquirerRouter,
-      inject: [PostgresSandboxCallLog, CliConfig, AcquirerAccountsRepository],
-      useFactory: (log: PostgresSandboxCallLog, cfg: CliConfig, accounts: AcquirerAccountsRepository) =>
-        createAcquirerRouter(
-          new SandboxAcquirer(log, { slowApprovalMs: 0, booksKeptMs: cfg.base.retention.sandboxCallsMs }),
-          readConnectorSettings(new EnvReader(cfg.env), new EnvReader(cfg.env).int('ACQUIRER_TIMEOUT_MS', 3_000, 100, 60_000)),
-          // The secrets ring is read only when a production merchant's account is opened.
-          {
-            routingOf: (id) => accounts.routingOf(id),
-            accountOf: (id, code) => accountsSource(accounts, keyringSource(cfg, 'SECRETS_KEKS').keyring).accountOf(id, code),
-          },
-        ),
-    },
+    // acquirer:reconcile asks each transaction's acquirer, through its merchant's account.
+    AcquirerRouterRef,
     AcquirerReconcileCommand,
     AcquirerVoidOrphanCommand,
     DeliveriesRepository,

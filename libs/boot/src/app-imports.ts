@@ -3,7 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions, RoleOwner } from '@app/persistence';
 import { DatabaseRoleCheckModule } from './database-role-check';
 import { retentionModule } from './retention';
-import { type BaseConfig, loggingModule, OpsModule } from '@app/platform';
+import type { BaseConfig } from '@app/platform';
+import { loggingModule } from '@app/platform/logging';
+import { OpsModule } from '@app/platform/ops.module';
 
 /**
  * What every app imports: redacting logs, Postgres (and the check of who it connects as), /health +

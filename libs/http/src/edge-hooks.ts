@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { FastifyAdapter } from '@nestjs/platform-fastify';
-import { httpInFlight, httpRequests, requestIdOf, runWithCorrelationId } from '@app/platform';
+import { httpInFlight, httpRequests, runWithCorrelationId } from '@app/platform';
+import { requestIdOf } from '@app/platform/logging';
 
 /** The Fastify options of a web app (the api, the console): the same limits, proxies and request ids. */
 export function edgeAdapterOptions(trustedProxies: string[]): ConstructorParameters<typeof FastifyAdapter>[0] {

@@ -1,8 +1,9 @@
+// The barrel holds what every process may load cheaply. The HTTP apps' logging (pino) and /health +
+// /metrics module (terminus, swagger) are imported from '@app/platform/logging' and
+// '@app/platform/ops.module', so that a short process such as the operator CLI does not load them.
 export * from './correlation';
 export * from './env';
-export * from './logging';
 export * from './safe-error';
-export * from './ops.module';
 export * from './metrics';
 export * from './shutdown';
 export * from './periodic-pass';

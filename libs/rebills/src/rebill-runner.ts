@@ -1,6 +1,7 @@
 import { lastValueFrom } from 'rxjs';
 import { AuthorizeRequest, Patterns } from '@app/contracts';
-import { TypedClient, withJobId } from '@app/messaging';
+import type { TypedClient } from '@app/messaging/typed-client';
+import { withJobId } from '@app/messaging/job-envelope';
 import type { AdvanceResult, RebillsRepository } from '@app/persistence';
 import { chargeRequest } from './charges';
 import { RebillLifecycle } from './rebill-lifecycle';

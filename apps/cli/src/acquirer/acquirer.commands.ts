@@ -1,15 +1,8 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import {
-  AcquirerBook,
-  AcquirerRouter,
-  differencesOf,
-  heldBy,
-  NoRouteError,
-  ReconcileDifference,
-  Route,
-  SaleBooks,
-  SaleRef,
-} from '@app/acquirer';
+import type { AcquirerBook, SaleBooks, SaleRef } from '@app/acquirer/acquirer.connector';
+import { differencesOf, heldBy, ReconcileDifference } from '@app/acquirer/reconcile';
+import { AcquirerRouter, NoRouteError, Route } from '@app/acquirer/router';
+import { AcquirerRouterRef } from './acquirer-router.ref';
 import { MerchantsRepository, ReconciliationRow, TransactionsRepository } from '@app/persistence';
 import { merchantOption } from '../merchants/merchant-option';
 import { CliError, printJson } from '../output';
@@ -26,7 +19,7 @@ const PAGE = 1000;
 export class AcquirerReconcileCommand extends CommandRunner {
   constructor(
     private readonly transactions: TransactionsRepository,
-    private readonly router: AcquirerRouter,
+    private readonly routers: AcquirerRouterRef,
     private readonly merchants: MerchantsRepository,
   ) {
     super();
@@ -43,7 +36,8 @@ export class AcquirerReconcileCommand extends CommandRunner {
     // alone counts too (only the sandbox can list what it touched; Cielo and e.Rede answer queries
     // by sale: every charge under each recorded sale's order id is read, so a create the gateway
     // never recorded shows as an orphan of its sale).
-    const sandbox = this.router.connector('sandbox');
+    const router = await this.routers.get();
+    const sandbox = router.connector('sandbox');
     const alsoTids = since && sandbox.touchedSince ? await sandbox.touchedSince(since) : undefined;
     const differences: ReconcileDifference[] = [];
     const beyond = new Map<string, { booksSince: string; transactions: number }>();
@@ -103,7 +97,7 @@ export class AcquirerReconcileCommand extends CommandRunner {
   private async byRoute(page: ReconciliationRow[]): Promise<Map<Route | undefined, ReconciliationRow[]>> {
     const out = new Map<Route | undefined, ReconciliationRow[]>();
     for (const t of page) {
-      const route = await routeOrNone(this.router, t.merchant_id, t.acquirer);
+      const route = await routeOrNone(await this.routers.get(), t.merchant_id, t.acquirer);
       const rows = out.get(route) ?? [];
       rows.push(t);
       out.set(route, rows);
@@ -169,7 +163,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export class AcquirerVoidOrphanCommand extends CommandRunner {
   constructor(
     private readonly transactions: TransactionsRepository,
-    private readonly router: AcquirerRouter,
+    private readonly routers: AcquirerRouterRef,
     private readonly merchants: MerchantsRepository,
   ) {
     super();
@@ -183,7 +177,7 @@ export class AcquirerVoidOrphanCommand extends CommandRunner {
       throw new CliError("--charge must be the orphan's saleRef (Cielo's PaymentId) or tid");
     const t = await this.transactions.findByMerchantAndId(merchantId, o.transaction.toLowerCase());
     if (!t || t.status === 0) throw new CliError(`--transaction: this merchant has no decided transaction ${o.transaction.toUpperCase()}`);
-    const route = await routeOrNone(this.router, t.merchant_id, t.acquirer);
+    const route = await routeOrNone(await this.routers.get(), t.merchant_id, t.acquirer);
     if (!route) throw new CliError('the merchant has no account at this acquirer now: its books cannot be read');
     const sale: SaleRef = {
       tid: t.processor?.tid || undefined,

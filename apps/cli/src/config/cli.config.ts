@@ -1,5 +1,5 @@
 import type { FeeRate, MethodKind } from '@app/contracts';
-import { readDefaultFeePlan } from '@app/boot';
+import { readDefaultFeePlan } from '@app/boot/fee-defaults';
 import { BaseConfig, EnvReader, readBaseConfig, readDevKeys } from '@app/platform';
 
 export class CliConfig {

@@ -1,7 +1,6 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { RebillState, toTransactionResponse } from '@app/contracts';
-import { queueClient } from '@app/boot';
-import { TypedClient } from '@app/messaging';
+import { TypedClient } from '@app/messaging/typed-client';
 import { MerchantsRepository, RebillRow, RebillsRepository } from '@app/persistence';
 import { cardExpiresBeforeEnd, findRebillView, queueCharges, RebillLifecycle, RebillRunner } from '@app/rebills';
 import { CliConfig } from '../config/cli.config';
@@ -132,6 +131,9 @@ export class RebillRunDueCommand extends CommandRunner {
     if (o.timeoutS !== undefined && !/^\d{1,5}$/.test(o.timeoutS)) throw new CliError('--timeout-s must be whole seconds');
     if (o.batch !== undefined && !/^\d{1,4}$/.test(o.batch)) throw new CliError('--batch must be a whole number up to 9999');
     // The charges go to the tokenizers on the queue, exactly as the tokenizers' own scheduler sends them.
+    // Loaded here: the transport (BullMQ, Nest microservices) is this command's alone, and every other
+    // command starts faster without it.
+    const { queueClient } = await import('@app/boot/queue-client');
     const proxy = queueClient(this.config.base);
     const client = new TypedClient(proxy);
     try {

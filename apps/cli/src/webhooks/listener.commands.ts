@@ -118,7 +118,7 @@ export class ListenerEnableCommand extends CommandRunner {
   async run(_args: string[], o: { merchant?: string; origin?: string }): Promise<void> {
     const merchantId = await merchantOption(this.merchants, o.merchant);
     const origin = originOption(o.origin);
-    const outcome = await enableListener(this.listeners, this.deliveries, this.queue.get(), merchantId, origin, (n) =>
+    const outcome = await enableListener(this.listeners, this.deliveries, await this.queue.get(), merchantId, origin, (n) =>
       progress({ released: n }),
     );
     if (outcome === 'not_disabled') throw new CliError(`listener ${origin} is not disabled (listener:list shows its state)`);

@@ -1,5 +1,5 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import {
   DELIVERY_STATUSES,
   DeliveriesRepository,
@@ -10,7 +10,7 @@ import {
   RecoveryRow,
 } from '@app/persistence';
 import { originNamed } from '@app/webhooks';
-import { queueOn } from '@app/messaging';
+import { queueOn } from '@app/messaging/queue-keys';
 import { connectRedis, type RedisConnection } from '@app/platform';
 import { DELIVERY_QUEUE, queueStartedRecovery, RECOVERY_QUEUE, replayDelivery } from '@app/webhooks/delivery';
 import { newWebhookSecret } from '../merchants/merchant-credentials';
@@ -25,28 +25,33 @@ const STATUSES: readonly DeliveryStatus[] = DELIVERY_STATUSES;
 
 /** A queue, connected only when a command queues something. */
 class QueueRef {
-  private queue?: Queue;
+  private queue?: Promise<Queue>;
 
   constructor(
     private readonly config: CliConfig,
     private readonly name: string,
   ) {}
 
-  get(): Queue {
-    this.queue ??= new Queue(this.name, {
-      ...queueOn(
-        connectRedis(this.config.base.redis, { maxRetriesPerRequest: 3 }).on('error', () => undefined),
-        this.config.base.queuePrefix,
-        this.name,
-      ),
-    });
+  /** BullMQ is loaded on the first use: most commands queue nothing, and start faster without it. */
+  get(): Promise<Queue> {
+    this.queue ??= import('bullmq').then(
+      ({ Queue }) =>
+        new Queue(this.name, {
+          ...queueOn(
+            connectRedis(this.config.base.redis, { maxRetriesPerRequest: 3 }).on('error', () => undefined),
+            this.config.base.queuePrefix,
+            this.name,
+          ),
+        }),
+    );
     return this.queue;
   }
 
   async close(): Promise<void> {
     if (!this.queue) return;
-    await this.queue.close();
-    (this.queue.opts.connection as RedisConnection).disconnect();
+    const queue = await this.queue;
+    await queue.close();
+    (queue.opts.connection as RedisConnection).disconnect();
   }
 }
 
@@ -125,7 +130,7 @@ export class WebhooksReplayCommand extends CommandRunner {
     o: { delivery?: string; merchant?: string; since?: string; origin?: string; blocked?: boolean; wait?: boolean },
   ): Promise<void> {
     if (o.delivery) {
-      const outcome = await replayDelivery(this.deliveries, this.queue.get(), o.delivery);
+      const outcome = await replayDelivery(this.deliveries, await this.queue.get(), o.delivery);
       if (outcome === 'not_found') throw new CliError(`no delivery ${JSON.stringify(o.delivery)}`);
       if (outcome === 'not_replayable') throw new CliError('only a failed or blocked delivery can be replayed');
       printJson({ deliveryId: o.delivery.toLowerCase(), replay: outcome });
@@ -147,7 +152,7 @@ export class WebhooksReplayCommand extends CommandRunner {
     const states: RecoverableStatus[] = o.blocked ? ['failed', 'blocked'] : ['failed'];
     const started = await this.recoveries.start({ merchantId, origin, since, states }, by);
     this.session.target = started.id;
-    const queued = await queueStartedRecovery(this.recoveryQueue.get(), started.id);
+    const queued = await queueStartedRecovery(await this.recoveryQueue.get(), started.id);
     // Started (committed) either way: with the queue down, the notifier's sweep queues it within a minute.
     progress({
       recoveryId: started.id,
