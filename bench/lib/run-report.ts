@@ -103,7 +103,9 @@ export function report(results: Results, only: Set<Group>, m: Machine | undefine
   const runs = join(dir, 'runs');
   mkdirSync(runs, { recursive: true });
   const groups = only.size === GROUPS.length ? 'all' : [...only].join('-');
-  const name = `${new Date().toISOString().slice(0, 16).replace(':', '')}Z-${groups}`;
+  // BENCH_LABEL names what was measured when runs of two builds alternate (e.g. a commit).
+  const label = process.env.BENCH_LABEL?.replace(/[^\w.-]+/g, '-');
+  const name = `${new Date().toISOString().slice(0, 16).replace(':', '')}Z-${groups}${label ? `-${label}` : ''}`;
   writeFileSync(join(runs, `${name}.json`), json);
   writeFileSync(join(runs, `${name}.md`), lines.join('\n') + '\n');
   process.stdout.write('\n' + lines.join('\n') + '\n');

@@ -19,13 +19,14 @@ import { DeliverySweeper } from './deliveries/delivery.sweeper';
 import { ListenerHealthRecorder } from './deliveries/listener-health.recorder';
 import { RecoveryWorker } from './deliveries/recovery.worker';
 import { StatusChangedHandler } from './deliveries/status-changed.handler';
-import { REDIS } from './redis.token';
+import { REDIS, SLOTS_REDIS } from './redis.token';
 
 @Module({})
 export class NotifierModule implements OnApplicationShutdown {
   constructor(
     private readonly queue: Queue,
     @Inject(REDIS) private readonly redis: RedisConnection,
+    @Inject(SLOTS_REDIS) private readonly slotsRedis: RedisConnection,
   ) {}
 
   static forRoot(config: NotifierConfig): DynamicModule {
@@ -39,6 +40,12 @@ export class NotifierModule implements OnApplicationShutdown {
         {
           provide: REDIS,
           useFactory: () => connectRedis(config.base.redis, { maxRetriesPerRequest: null }).on('error', () => undefined),
+        },
+        {
+          provide: SLOTS_REDIS,
+          // Like the queue's, it waits for Redis while it is down rather than failing a call.
+          useFactory: () =>
+            connectRedis(config.base.redis, { maxRetriesPerRequest: null, enableAutoPipelining: true }).on('error', () => undefined),
         },
         {
           provide: Queue,
@@ -65,5 +72,6 @@ export class NotifierModule implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
     await this.redis.quit().catch(() => undefined);
+    await this.slotsRedis.quit().catch(() => undefined);
   }
 }

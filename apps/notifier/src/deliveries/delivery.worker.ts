@@ -5,7 +5,7 @@ import { SecretKeyMissingError, SecretOpenError } from '@app/vault/secrets';
 import { MAX_ATTEMPTS, retryDelayMs } from '@app/webhooks';
 import { DELIVERY_QUEUE, DeliveryJob, enqueueDelivery, WEBHOOK_BACKOFF } from '@app/webhooks/delivery';
 import { NotifierConfig } from '../config/notifier.config';
-import { REDIS } from '../redis.token';
+import { SLOTS_REDIS } from '../redis.token';
 import { AttemptSlots } from './attempt-slots';
 import { Outcome, verdictOf } from './attempt-verdict';
 import { attemptDuration, deliveriesThrottled, deliveryOutcomes, measureOldestPendingWith } from './delivery-metrics';
@@ -69,8 +69,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     private readonly config: NotifierConfig,
     readonly queue: Queue,
     private readonly health: ListenerHealthRecorder,
-    // The queue's own connection: while Redis is down, a throttle check waits for it as the queue does.
-    @Inject(REDIS) redis: RedisConnection,
+    // While Redis is down, a slot or throttle check waits for it, as the queue does.
+    @Inject(SLOTS_REDIS) redis: RedisConnection,
   ) {
     this.sender = new WebhookSender(config.allowNetworks, config.timeoutMs, {
       connectMs: config.connectTimeoutMs,
