@@ -16,7 +16,7 @@ import { say, shortPath, StartError } from './quick-start/output';
 import { installSignalHandlers, isShuttingDown, shutdown } from './quick-start/shutdown';
 import { ensureInfrastructure } from './quick-start/infrastructure';
 import { appEnvironment, ensureDevOperator, ensureSandboxMerchant, prepareDatabase, requireBuild } from './quick-start/dev-state';
-import { startApps, startSimulators, waitUntilHealthy } from './quick-start/apps';
+import { startApps, startSimulators, superviseFromNowOn, waitUntilHealthy } from './quick-start/apps';
 import { printWelcome } from './quick-start/welcome';
 
 async function main(): Promise<void> {
@@ -57,8 +57,9 @@ async function main(): Promise<void> {
   const simulators = await startSimulators(root, env, logsDir);
   const apps = await startApps(root, env, logsDir, scale);
   await waitUntilHealthy(apps);
+  // From here on a replica that dies is restarted; the child processes keep us alive until a signal.
+  superviseFromNowOn();
   printWelcome(merchant, operator, dataDir, apps, env, simulators);
-  // From here on the child processes keep us alive until a signal or a crash.
 }
 
 main().catch(async (e) => {

@@ -50,33 +50,40 @@ export async function startApps(root: string, env: NodeJS.ProcessEnv, logsDir: s
       if (existsSync(logFile)) renameSync(logFile, `${logFile}.1`);
       // Each app as its own database role (the migration, above, ran as DATABASE_URL's user: the owner).
       // Own process group: a terminal Ctrl-C reaches only us, and we stop the apps in order.
-      const app = launchApp({
-        root,
-        name: spec.name,
+      const replica: Replica = {
         label,
-        // The admin app stays on loopback whatever HOST the api and the console take; the portal
-        // links its commands print start at the console.
-        env:
-          spec.name === 'admin'
-            ? {
-                ...env,
-                REPLICA_NAME: label,
-                HOST: '127.0.0.1',
-                CONSOLE_PUBLIC_URL: env.CONSOLE_PUBLIC_URL || env.PUBLIC_BASE_URL || `http://${healthHost}:${first.console}`,
-              }
-            : { ...env, REPLICA_NAME: label },
-        port: ports[spec.name][i],
-        logFile,
-        healthHost: spec.name === 'api' || spec.name === 'console' ? healthHost : '127.0.0.1',
-        detached: true,
-        console: true,
-      });
-      void app.exited.then(({ code, signal }) => {
-        if (!app.stopRequested) onUnexpectedExit(app, signal ? `killed by ${signal}` : `exit code ${code}`);
-      });
+        restarts: 0,
+        launch: (restarts) =>
+          launchApp({
+            root,
+            name: spec.name,
+            label,
+            // The admin app stays on loopback whatever HOST the api and the console take; the portal
+            // links its commands print start at the console.
+            env: {
+              ...(spec.name === 'admin'
+                ? {
+                    ...env,
+                    HOST: '127.0.0.1',
+                    CONSOLE_PUBLIC_URL: env.CONSOLE_PUBLIC_URL || env.PUBLIC_BASE_URL || `http://${healthHost}:${first.console}`,
+                  }
+                : env),
+              REPLICA_NAME: label,
+              // Its /metrics says how often it was restarted (launcher_restarts).
+              LAUNCHER_RESTARTS: String(restarts),
+            },
+            port: ports[spec.name][i],
+            logFile,
+            healthHost: spec.name === 'api' || spec.name === 'console' ? healthHost : '127.0.0.1',
+            detached: true,
+            console: true,
+          }),
+      };
+      const app = replica.launch(0);
       running.push(app);
+      watch(replica, app);
       // Undo runs newest first: the API stops before the workers, so no new work arrives while they drain.
-      undo.push({ what: `stop ${label}`, run: () => stopApp(app, { say }).then(() => undefined) });
+      undo.push({ what: `stop ${label}`, run: () => stopReplica(replica) });
     }
   }
   return running;
@@ -106,12 +113,86 @@ async function appPort(name: string, defaultPort: number, env: NodeJS.ProcessEnv
   return port;
 }
 
-function onUnexpectedExit(app: LaunchedApp, how: string): void {
-  if (isShuttingDown()) return;
-  say(`\n${app.label} exited unexpectedly (${how}). Last lines of ${shortPath(app.logFile)}:`);
+/** One replica as the launcher keeps it: the process now, and how often it was restarted. */
+interface Replica {
+  label: string;
+  restarts: number;
+  launch(restarts: number): LaunchedApp;
+  /** The restart waiting for its backoff. */
+  pending?: NodeJS.Timeout;
+  /** The process now (set by watch). */
+  current?: LaunchedApp;
+  /** When the current process was started (ms since epoch). */
+  startedAt?: number;
+  /** Restarted processes in a row that died within STABLE_MS: the backoff doubles with each. */
+  crashLoop?: number;
+}
+
+/** From this call on, a replica that dies is restarted; before it (the stack starting), an exit stops the stack. */
+let supervising = false;
+
+/** A replica up this long is well again: its next restart waits the shortest backoff. */
+const STABLE_MS = 60_000;
+const FIRST_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 30_000;
+
+/** Called once every app is healthy: from then on, the launcher restarts what dies. */
+export function superviseFromNowOn(): void {
+  supervising = true;
+}
+
+function watch(replica: Replica, app: LaunchedApp): void {
+  replica.current = app;
+  replica.startedAt = Date.now();
+  void app.exited.then(({ code, signal }) => {
+    if (app.stopRequested || isShuttingDown()) return;
+    onUnexpectedExit(replica, app, signal ? `killed by ${signal}` : `exit code ${code}`);
+  });
+}
+
+/**
+ * An app that cannot start at all stops the stack (nothing would serve). A replica that dies once
+ * the stack is up is started again, after a backoff that doubles while it keeps dying (1 s up to
+ * 30 s), while the other apps and replicas go on serving.
+ */
+function onUnexpectedExit(replica: Replica, app: LaunchedApp, how: string): void {
+  if (!supervising) {
+    say(`\n${app.label} exited unexpectedly (${how}). Last lines of ${shortPath(app.logFile)}:`);
+    say(logTail(app.logFile, 15));
+    say('stopping the other apps');
+    void shutdown(1);
+    return;
+  }
+  // A restarted replica that dies again within a minute is in a crash loop: each time waits twice as long.
+  const upMs = Date.now() - (replica.startedAt ?? 0);
+  replica.crashLoop = replica.restarts > 0 && upMs < STABLE_MS ? (replica.crashLoop ?? 0) + 1 : 0;
+  const delayMs = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** replica.crashLoop);
+  replica.restarts += 1;
+  say(
+    `\n${app.label} exited unexpectedly (${how}); restarting it in ${delayMs / 1000} s (restart ${replica.restarts}). ` +
+      `Last lines of ${shortPath(app.logFile)}:`,
+  );
   say(logTail(app.logFile, 15));
-  say('stopping the other apps');
-  void shutdown(1);
+  replica.pending = setTimeout(() => {
+    replica.pending = undefined;
+    if (isShuttingDown()) return;
+    const next = replica.launch(replica.restarts);
+    const at = running.indexOf(app);
+    if (at >= 0) running[at] = next;
+    else running.push(next);
+    watch(replica, next);
+    waitForHealth(next, HEALTH_TIMEOUT_MS, 300).then(
+      () => say(`${next.label}: restarted and healthy (restart ${replica.restarts})`),
+      // Its exit, if that is why, is handled by watch; a replica that never answers is said.
+      () => next.isRunning() && say(`${next.label}: restarted but not healthy within ${HEALTH_TIMEOUT_MS / 1000} s`),
+    );
+  }, delayMs);
+}
+
+/** Ctrl-C: a restart not made yet is called off; the process now is stopped. */
+async function stopReplica(replica: Replica): Promise<void> {
+  clearTimeout(replica.pending);
+  if (replica.current) await stopApp(replica.current, { say });
 }
 
 export async function waitUntilHealthy(apps: LaunchedApp[]): Promise<void> {

@@ -1,7 +1,7 @@
 import { Controller, DynamicModule, Get, Header, Module } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, TerminusModule, TypeOrmHealthIndicator } from '@nestjs/terminus';
-import { register, collectDefaultMetrics } from 'prom-client';
+import { register, collectDefaultMetrics, Gauge } from 'prom-client';
 import type { RedisTarget } from './env';
 import { OPS_REDIS, RedisHealthIndicator } from './redis-health';
 import { startPauseMonitors } from './pauses';
@@ -57,6 +57,11 @@ export class OpsModule {
       register.setDefaultLabels({ app: opts.app });
       collectDefaultMetrics();
       startPauseMonitors();
+      // Set by `npm start`, which restarts a replica that dies; another supervisor has its own count.
+      new Gauge({
+        name: 'launcher_restarts',
+        help: 'How many times the launcher (npm start) restarted this replica after it died (LAUNCHER_RESTARTS)',
+      }).set(Number(process.env.LAUNCHER_RESTARTS) || 0);
       defaultMetricsStarted = true;
     }
     return {
