@@ -18,6 +18,7 @@ import { DeliveryWorker } from './deliveries/delivery.worker';
 import { DeliverySweeper } from './deliveries/delivery.sweeper';
 import { ListenerHealthRecorder } from './deliveries/listener-health.recorder';
 import { RecoveryWorker } from './deliveries/recovery.worker';
+import { EventSweeper } from './deliveries/event.sweeper';
 import { StatusChangedHandler } from './deliveries/status-changed.handler';
 import { REDIS, SLOTS_REDIS } from './redis.token';
 
@@ -64,6 +65,7 @@ export class NotifierModule implements OnApplicationShutdown {
         DeliveriesService,
         DeliveryWorker,
         DeliverySweeper,
+        EventSweeper,
         RecoveryWorker,
       ],
     };

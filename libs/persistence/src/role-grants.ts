@@ -187,6 +187,9 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       // The retention pass deletes finished deliveries (RETENTION_DELIVERIES) with any attempts left.
       delete: true,
     },
+    // The event sweep: status changes published long enough ago that have no delivery yet (their
+    // event was lost: Redis forgot it, or its retries ran out while Postgres was down).
+    outbox: { select: ['id', 'event', 'aggregate_id', 'payload', 'published_at'] },
     // Runs recoveries a page at a time: the page's replays and the cursor and counts in one transaction.
     recoveries: {
       select: 'all',

@@ -27,6 +27,13 @@ export class NotifierConfig {
   /** How often, and how late, a delivery without a job is looked for (DeliverySweeper). */
   sweepIntervalMs: number;
   sweepGraceS: number;
+  /**
+   * The event sweep (EventSweeper), on the same interval: a status change published this long ago
+   * with no delivery is delivered from the outbox (WEBHOOK_EVENT_SWEEP_GRACE_S), looking back at
+   * most this far when the notifier starts (WEBHOOK_EVENT_SWEEP_HORIZON_S).
+   */
+  eventSweepGraceS: number;
+  eventSweepHorizonS: number;
   /** Opens the merchants' sealed webhook secrets (SECRETS_KEKS); never the vault's keys. */
   secrets: Keyring;
   /** A listener failing with no success for this long is disabled (LISTENER_DISABLE_AFTER). */
@@ -65,6 +72,11 @@ export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): Notifi
     slotWaitMs: r.int('WEBHOOK_SLOT_WAIT_MS', 250, 0, 10_000),
     sweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000),
     sweepGraceS: r.int('WEBHOOK_SWEEP_GRACE_S', 300, 1, 86_400),
+    // Past the publish dedup window (EVENT_DEDUP_WINDOW_S, 15 min) and the events' own retries.
+    eventSweepGraceS: r.int('WEBHOOK_EVENT_SWEEP_GRACE_S', 1_800, 1, 86_400),
+    // Within the finished deliveries' retention (at least a day), so a change whose delivery was
+    // pruned is never delivered again.
+    eventSweepHorizonS: r.int('WEBHOOK_EVENT_SWEEP_HORIZON_S', 21_600, 60, 86_400),
     secrets: readKeyring(r, base, 'SECRETS_KEKS'),
     listenerDisableAfterMs:
       r.parse('LISTENER_DISABLE_AFTER', () =>

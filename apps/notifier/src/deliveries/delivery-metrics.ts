@@ -17,6 +17,11 @@ export const deliveriesDeferred = new Counter({
   labelNames: ['cap'],
 });
 
+export const eventsSwept = new Counter({
+  name: 'webhook_events_swept_total',
+  help: 'Status changes delivered from the outbox by the event sweep because their event never made a delivery (lost with Redis, or out of retries)',
+});
+
 export const attemptDuration = new Histogram({
   name: 'webhook_attempt_duration_seconds',
   help: 'Duration of one webhook attempt, by error class (none on a 2xx)',

@@ -12,6 +12,8 @@ import {
   NewDeliveryClaim,
   OverdueCursor,
   DeliveryCursor,
+  PublishedCursor,
+  PublishedStatusChange,
 } from './delivery-rows';
 import { createDeliveries, recordAttempts } from './delivery-writes';
 
@@ -51,6 +53,25 @@ export class DeliveriesRepository {
     next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string },
   ): Promise<void> {
     return this.finish({ id, attempt, a, next });
+  }
+
+  /**
+   * The status changes the outbox published after `after` and by `upTo`, oldest first, at most
+   * `limit`: each with its event's payload while no delivery exists for it (null once one does).
+   * What the notifier's event sweep reads, to deliver the changes whose events were lost.
+   */
+  publishedStatusChanges(after: PublishedCursor, upTo: Date, limit: number): Promise<PublishedStatusChange[]> {
+    return this.db.query(
+      `SELECT o.id, o.published_at::text AS "publishedAt",
+         CASE WHEN EXISTS (SELECT 1 FROM deliveries d WHERE d.transaction_id = o.aggregate_id
+             AND d.status_version = (o.payload->>'statusVersion')::int AND d.event = o.event)
+           THEN NULL ELSE o.payload END AS payload
+       FROM outbox o
+       WHERE o.event = 'transaction.status_changed' AND o.published_at IS NOT NULL
+         AND (o.published_at, o.id) > ($1::timestamptz, $2::uuid) AND o.published_at <= $3
+       ORDER BY o.published_at, o.id LIMIT $4`,
+      [after.publishedAt, after.id, upTo, limit],
+    );
   }
 
   /** The delivery; with `merchantId`, only when it is that merchant's (another's answers undefined, as a missing one). */
