@@ -5,6 +5,7 @@ import { CancelSettlement, CaptureSettlement } from '@app/settlement';
 import { SettlementConfig } from './config/settlement.config';
 import { SettlementHandler } from './split/settlement.handler';
 import { SettlementService } from './split/settlement.service';
+import { SettlementSweeper } from './split/settlement.sweeper';
 
 @Module({})
 export class SettlementModule {
@@ -19,6 +20,7 @@ export class SettlementModule {
         CaptureSettlement,
         CancelSettlement,
         SettlementService,
+        SettlementSweeper,
       ],
     };
   }

@@ -161,6 +161,9 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
       update: ['cancelled'],
     },
     payables: { insert: ['transaction_id', 'merchant_id', 'recipient_id', 'kind', 'instalment', 'due_date', 'gross', 'fee', 'net'] },
+    // The settlement sweep: captures and cancels published long enough ago whose settlement is
+    // behind (their event was lost: Redis forgot it, or its retries ran out while Postgres was down).
+    outbox: { select: ['id', 'event', 'aggregate_id', 'published_at'] },
   },
   // Webhooks: creates deliveries, claims and finishes attempts, sweeps overdue ones, reads the
   // merchant's signing secrets (and its public id, for the audit trail) and webhook throttle, keeps

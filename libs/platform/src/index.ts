@@ -10,3 +10,4 @@ export * from './periodic-pass';
 export * from './dependency-errors';
 export * from './redis';
 export * from './pauses';
+export * from './published-sweep';

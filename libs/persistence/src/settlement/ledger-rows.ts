@@ -70,3 +70,12 @@ export interface CapturePartyRow {
   net: string;
   expected: SplitResult;
 }
+
+/** A capture or cancel the outbox published, and whether its transaction's settlement is behind it. */
+export interface PublishedSettlementEvent {
+  id: string;
+  publishedAt: string;
+  event: 'transaction.captured' | 'transaction.cancelled';
+  transactionId: string;
+  behind: boolean;
+}

@@ -5,8 +5,17 @@ import { PayableView } from '@app/contracts';
 import { MERCHANT } from '@app/contracts/parties';
 import { columns, inKeyOrder } from '../batching';
 import { preparedStatement } from '../prepared';
+import type { PublishedCursor } from '@app/platform';
 import { saleDetailsOf } from '../transactions/sale-details';
-import { CaptureClaim, CapturedRow, CapturePartyRow, LedgerTotalsRow, PayableWrite, SettlementRow } from './ledger-rows';
+import {
+  CaptureClaim,
+  CapturedRow,
+  CapturePartyRow,
+  LedgerTotalsRow,
+  PayableWrite,
+  PublishedSettlementEvent,
+  SettlementRow,
+} from './ledger-rows';
 
 interface PayableRow {
   transaction_id: string;
@@ -52,6 +61,26 @@ const CLAIM_CAPTURES = preparedStatement<{ transaction_id: string }>(
 @Injectable()
 export class LedgerRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * The captures and cancels the outbox published after `after` and by `upTo`, oldest first, at
+   * most `limit`, each saying whether its transaction's settlement is behind it: a capture with no
+   * settlement, or a cancel whose settlement has settled less than the transaction's cancelled
+   * amount. What the settlement sweep reads, to settle what lost events left undone.
+   */
+  publishedSettlementEvents(after: PublishedCursor, upTo: Date, limit: number): Promise<PublishedSettlementEvent[]> {
+    return this.db.query(
+      `SELECT o.id, o.published_at::text AS "publishedAt", o.event, o.aggregate_id AS "transactionId",
+         t.captured_amount > 0 AND (s.transaction_id IS NULL OR (o.event = 'transaction.cancelled' AND s.cancelled < t.cancelled_amount)) AS behind
+       FROM outbox o
+       JOIN transactions t ON t.id = o.aggregate_id
+       LEFT JOIN settlements s ON s.transaction_id = o.aggregate_id
+       WHERE o.event IN ('transaction.captured', 'transaction.cancelled') AND o.published_at IS NOT NULL
+         AND (o.published_at, o.id) > ($1::timestamptz, $2::uuid) AND o.published_at <= $3
+       ORDER BY o.published_at, o.id LIMIT $4`,
+      [after.publishedAt, after.id, upTo, limit],
+    );
+  }
 
   /** Runs `work` in one Postgres transaction: all of its writes commit together or not at all. */
   inTransaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {

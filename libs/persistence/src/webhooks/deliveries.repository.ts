@@ -12,9 +12,9 @@ import {
   NewDeliveryClaim,
   OverdueCursor,
   DeliveryCursor,
-  PublishedCursor,
   PublishedStatusChange,
 } from './delivery-rows';
+import type { PublishedCursor } from '@app/platform';
 import { createDeliveries, recordAttempts } from './delivery-writes';
 
 const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, origin, status, attempts, replays, next_attempt_at,

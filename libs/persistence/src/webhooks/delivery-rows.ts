@@ -1,4 +1,5 @@
 import type { TransactionEvent } from '@app/contracts';
+import type { PublishedCursor } from '@app/platform';
 /** 'held': recorded while its listener is disabled, not attempted until the listener is enabled again. */
 export const DELIVERY_STATUSES = ['pending', 'sending', 'succeeded', 'failed', 'blocked', 'held'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -61,13 +62,6 @@ export type FinishedAttempt = {
   a: AttemptRecord;
   next: { status: DeliveryStatus; nextAttemptAt?: Date; error?: string };
 };
-
-/** Where the event sweep stopped: the last status change it looked at (keyset published_at, id). */
-export interface PublishedCursor {
-  /** published_at as Postgres prints it (microseconds kept). */
-  publishedAt: string;
-  id: string;
-}
 
 /** A status change the outbox published; `payload` only while no delivery exists for it. */
 export interface PublishedStatusChange extends PublishedCursor {

@@ -1,0 +1,44 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Events } from '@app/contracts';
+import { LedgerRepository, PublishedSettlementEvent } from '@app/persistence';
+import { allRepaired, PublishedSweep } from '@app/platform';
+import { CancelSettlement, CaptureSettlement } from '@app/settlement';
+import { SettlementConfig } from '../config/settlement.config';
+import { settlementsSwept } from './settlement-metrics';
+
+/**
+ * No capture or cancel is left unsettled by a lost event. The outbox is the record of both; the
+ * event on the stream is only the fast path. An event Redis forgot, or one whose retries ran out
+ * while Postgres was down (a dead letter), leaves a transaction whose payables were never written
+ * or never reversed. Each pass reads the captures and cancels published from where the last one
+ * stopped until SETTLEMENT_SWEEP_GRACE_S ago (PublishedSweep) and settles each transaction whose
+ * settlement is behind, with the same use cases the events run: they read the transaction as it is
+ * now and write what is missing, so a late event or a second replica's sweep writes nothing twice.
+ */
+@Injectable()
+export class SettlementSweeper extends PublishedSweep<PublishedSettlementEvent> {
+  constructor(ledger: LedgerRepository, captures: CaptureSettlement, cancels: CancelSettlement, config: SettlementConfig) {
+    super({
+      read: (after, upTo, limit) => ledger.publishedSettlementEvents(after, upTo, limit),
+      repair: async (page) => {
+        // One settle per transaction: a cancel's use case settles its capture first when it must.
+        const behind = new Map<string, PublishedSettlementEvent['event']>();
+        for (const e of page)
+          if (e.behind && behind.get(e.transactionId) !== Events.TransactionCancelled) behind.set(e.transactionId, e.event);
+        const settled = await allRepaired(
+          [...behind].map(
+            async ([id, event]) =>
+              (event === Events.TransactionCancelled ? await cancels.settle(id) : await captures.settle(id)) === 'written',
+          ),
+        );
+        settlementsSwept.inc(settled);
+        return settled;
+      },
+      graceS: config.sweepGraceS,
+      horizonS: config.sweepHorizonS,
+      intervalMs: config.sweepIntervalMs,
+      logger: new Logger(SettlementSweeper.name),
+      repairedMessage: 'captures or cancels whose settlement was behind (their events were lost): settled from the outbox',
+    });
+  }
+}
