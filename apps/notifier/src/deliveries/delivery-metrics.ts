@@ -19,7 +19,8 @@ export const deliveriesDeferred = new Counter({
 
 export const eventsSwept = new Counter({
   name: 'webhook_events_swept_total',
-  help: 'Status changes delivered from the outbox by the event sweep because their event never made a delivery (lost with Redis, or out of retries)',
+  help: 'Status changes the event sweep delivered from the outbox because their event never made a delivery (outcome=delivered), or gave up on (outcome=given_up: a row that kept failing)',
+  labelNames: ['outcome'],
 });
 
 export const attemptDuration = new Histogram({

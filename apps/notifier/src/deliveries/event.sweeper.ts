@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DeliveriesRepository, PublishedStatusChange } from '@app/persistence';
-import { allRepaired, PublishedSweep } from '@app/platform';
+import { PublishedSweep } from '@app/platform';
 import { NotifierConfig } from '../config/notifier.config';
 import { DeliveriesService } from './deliveries.service';
 import { eventsSwept } from './delivery-metrics';
@@ -20,15 +20,11 @@ export class EventSweeper extends PublishedSweep<PublishedStatusChange> {
   constructor(deliveries: DeliveriesRepository, service: DeliveriesService, config: NotifierConfig) {
     super({
       read: (after, upTo, limit) => deliveries.publishedStatusChanges(after, upTo, limit),
-      // A change with no listener (no urlReturn) never has a delivery, and is not lost. Side by
-      // side: each destination's and merchant's slots bound what reaches one listener, and a
-      // change over them goes to the delivery queue rather than waiting here.
-      repair: async (page) => {
-        const lost = page.flatMap((c) => (c.payload?.urlReturn && c.payload.view ? [c.payload] : []));
-        const delivered = await allRepaired(lost.map((e) => service.onStatusChanged(e).then(() => true)));
-        eventsSwept.inc(delivered);
-        return delivered;
-      },
+      // A change with no listener (no urlReturn) never has a delivery, and is not lost. The rows of
+      // a page go side by side: each destination's and merchant's slots bound what reaches one
+      // listener, and a change over them goes to the delivery queue rather than waiting here.
+      repair: (c) => (c.payload?.urlReturn && c.payload.view ? service.onLostStatusChange(c.payload) : Promise.resolve(false)),
+      counted: (outcome, rows) => eventsSwept.inc({ outcome: outcome === 'repaired' ? 'delivered' : outcome }, rows),
       graceS: config.eventSweepGraceS,
       horizonS: config.eventSweepHorizonS,
       intervalMs: config.sweepIntervalMs,

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Events } from '@app/contracts';
 import { LedgerRepository, PublishedSettlementEvent } from '@app/persistence';
-import { allRepaired, PublishedSweep } from '@app/platform';
+import { PublishedSweep } from '@app/platform';
 import { CancelSettlement, CaptureSettlement } from '@app/settlement';
 import { SettlementConfig } from '../config/settlement.config';
 import { settlementsSwept } from './settlement-metrics';
@@ -20,20 +20,13 @@ export class SettlementSweeper extends PublishedSweep<PublishedSettlementEvent> 
   constructor(ledger: LedgerRepository, captures: CaptureSettlement, cancels: CancelSettlement, config: SettlementConfig) {
     super({
       read: (after, upTo, limit) => ledger.publishedSettlementEvents(after, upTo, limit),
-      repair: async (page) => {
-        // One settle per transaction: a cancel's use case settles its capture first when it must.
-        const behind = new Map<string, PublishedSettlementEvent['event']>();
-        for (const e of page)
-          if (e.behind && behind.get(e.transactionId) !== Events.TransactionCancelled) behind.set(e.transactionId, e.event);
-        const settled = await allRepaired(
-          [...behind].map(
-            async ([id, event]) =>
-              (event === Events.TransactionCancelled ? await cancels.settle(id) : await captures.settle(id)) === 'written',
-          ),
-        );
-        settlementsSwept.inc(settled);
-        return settled;
-      },
+      // The use cases lock the settlement: a capture and a cancel of one transaction side by side,
+      // or two replicas' sweeps, settle it once (a cancel's settles its capture first when it must).
+      repair: async (e) =>
+        e.behind &&
+        (e.event === Events.TransactionCancelled ? await cancels.settle(e.transactionId) : await captures.settle(e.transactionId)) ===
+          'written',
+      counted: (outcome, rows) => settlementsSwept.inc({ outcome: outcome === 'repaired' ? 'settled' : outcome }, rows),
       graceS: config.sweepGraceS,
       horizonS: config.sweepHorizonS,
       intervalMs: config.sweepIntervalMs,

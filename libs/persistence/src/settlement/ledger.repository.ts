@@ -5,7 +5,7 @@ import { PayableView } from '@app/contracts';
 import { MERCHANT } from '@app/contracts/parties';
 import { columns, inKeyOrder } from '../batching';
 import { preparedStatement } from '../prepared';
-import type { PublishedCursor } from '@app/platform';
+import { PUBLISHED_AT_TEXT, type PublishedCursor } from '@app/platform';
 import { saleDetailsOf } from '../transactions/sale-details';
 import {
   CaptureClaim,
@@ -70,7 +70,7 @@ export class LedgerRepository {
    */
   publishedSettlementEvents(after: PublishedCursor, upTo: Date, limit: number): Promise<PublishedSettlementEvent[]> {
     return this.db.query(
-      `SELECT o.id, o.published_at::text AS "publishedAt", o.event, o.aggregate_id AS "transactionId",
+      `SELECT o.id, ${PUBLISHED_AT_TEXT} AS "publishedAt", o.event, o.aggregate_id AS "transactionId",
          t.captured_amount > 0 AND (s.transaction_id IS NULL OR (o.event = 'transaction.cancelled' AND s.cancelled < t.cancelled_amount)) AS behind
        FROM outbox o
        JOIN transactions t ON t.id = o.aggregate_id

@@ -14,7 +14,7 @@ import {
   DeliveryCursor,
   PublishedStatusChange,
 } from './delivery-rows';
-import type { PublishedCursor } from '@app/platform';
+import { PUBLISHED_AT_TEXT, type PublishedCursor } from '@app/platform';
 import { createDeliveries, recordAttempts } from './delivery-writes';
 
 const SUMMARY = `id, merchant_id, transaction_id, status_version, event, url, origin, status, attempts, replays, next_attempt_at,
@@ -62,9 +62,10 @@ export class DeliveriesRepository {
    */
   publishedStatusChanges(after: PublishedCursor, upTo: Date, limit: number): Promise<PublishedStatusChange[]> {
     return this.db.query(
-      `SELECT o.id, o.published_at::text AS "publishedAt",
+      // statusVersion compared as text: a malformed payload is a row to repair (and give up on), not a failed query.
+      `SELECT o.id, ${PUBLISHED_AT_TEXT} AS "publishedAt",
          CASE WHEN EXISTS (SELECT 1 FROM deliveries d WHERE d.transaction_id = o.aggregate_id
-             AND d.status_version = (o.payload->>'statusVersion')::int AND d.event = o.event)
+             AND d.status_version::text = o.payload->>'statusVersion' AND d.event = o.event)
            THEN NULL ELSE o.payload END AS payload
        FROM outbox o
        WHERE o.event = 'transaction.status_changed' AND o.published_at IS NOT NULL
