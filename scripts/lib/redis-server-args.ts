@@ -23,6 +23,9 @@ export function redisServerArgs(opts: RedisOptions, port: number, logFile: strin
     '',
     '--appendonly',
     opts.persistent ? 'yes' : 'no',
+    // Written to disk every second: a restart loses at most the last second of jobs and events.
+    '--appendfsync',
+    'everysec',
     '--dir',
     opts.dir,
     '--logfile',

@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import { connectRedis, type RedisConnection } from '@app/platform';
+import { closeRedis, connectRedis, type RedisConnection } from '@app/platform';
 import { queueOn } from '@app/messaging';
 import {
   AuditEventsRepository,
@@ -73,7 +73,6 @@ export class NotifierModule implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
-    await this.redis.quit().catch(() => undefined);
-    await this.slotsRedis.quit().catch(() => undefined);
+    await Promise.all([closeRedis(this.redis), closeRedis(this.slotsRedis)]);
   }
 }

@@ -11,7 +11,7 @@ import { DEFAULT_EVENT_RETRY, EventEntry, EventRetryPolicy, EventStreamConsumer 
 import { JobEnvelope, RemoteErrorPayload, ReplyMessage } from './job-envelope';
 import { partitionOn, splitConcurrency } from './queue-keys';
 import type { RedisTarget } from '@app/platform/env';
-import { BULLMQ_RECONNECT, connectRedis, type RedisConnection } from '@app/platform/redis';
+import { BULLMQ_RECONNECT, closeRedis, connectRedis, type RedisConnection } from '@app/platform/redis';
 import { QueueDepthReader } from './queue-metrics';
 import { safeError, safeErrorText } from '@app/platform/safe-error';
 
@@ -118,8 +118,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
     this.workers.length = 0;
     this.consumers.length = 0;
     await this.depth?.close();
-    await this.publisher?.quit().catch(() => undefined);
-    await this.streams?.quit().catch(() => undefined);
+    await Promise.all([this.publisher && closeRedis(this.publisher), this.streams && closeRedis(this.streams)]);
     this.template?.disconnect();
   }
 

@@ -103,4 +103,21 @@ function clusterReady(cluster: Cluster): Promise<void> {
 }
 
 /** BullMQ's own reconnect delay (1 s, growing to 20 s), for connections handed to its workers. */
+/**
+ * Closes a connection at shutdown: QUIT, so that commands in flight are answered first, but not
+ * waited for past `graceMs` (while Redis is down QUIT never answers, and the process would hang on
+ * its way out); the socket is closed either way.
+ */
+export async function closeRedis(connection: RedisConnection, graceMs = 2_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    connection.quit().catch(() => undefined),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  connection.disconnect();
+}
+
 export const BULLMQ_RECONNECT = (times: number): number => Math.max(Math.min(Math.exp(times), 20_000), 1_000);
