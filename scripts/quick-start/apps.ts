@@ -176,7 +176,15 @@ function onUnexpectedExit(replica: Replica, app: LaunchedApp, how: string): void
   replica.pending = setTimeout(() => {
     replica.pending = undefined;
     if (isShuttingDown()) return;
-    const next = replica.launch(replica.restarts);
+    let next: LaunchedApp;
+    try {
+      next = replica.launch(replica.restarts);
+    } catch (e) {
+      // Its build is gone (dist/ deleted under us): nothing to restart it from.
+      say(`${app.label} cannot be restarted: ${(e as Error).message}; stopping the other apps`);
+      void shutdown(1);
+      return;
+    }
     const at = running.indexOf(app);
     if (at >= 0) running[at] = next;
     else running.push(next);
