@@ -1432,14 +1432,18 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
   const before: Record<string, number> = {};
   let runMs = 0;
 
-  const countRows = async (merchantId: string) => {
-    const one = async (sql: string) => Number((await db.query<{ n: string }>(sql, [merchantId])).rows[0].n);
+  /**
+   * The rows of both setup merchants: a body may carry the other merchant's whole credentials (its
+   * id and its key), and then its sale is rightly that merchant's.
+   */
+  const countRows = async (merchantIds: string[]) => {
+    const one = async (sql: string) => Number((await db.query<{ n: string }>(sql, [merchantIds])).rows[0].n);
     return {
-      transactions: await one('SELECT count(*) AS n FROM transactions WHERE merchant_id = $1'),
-      tokens: await one('SELECT count(*) AS n FROM vault.token_cards WHERE merchant_id = $1'),
-      applied: await one(`SELECT count(*) AS n FROM transaction_operations WHERE merchant_id = $1 AND state = 'applied'`),
-      operations: await one('SELECT count(*) AS n FROM transaction_operations WHERE merchant_id = $1'),
-      keys: await one('SELECT count(*) AS n FROM idempotency_keys WHERE merchant_id = $1'),
+      transactions: await one('SELECT count(*) AS n FROM transactions WHERE merchant_id = ANY($1::uuid[])'),
+      tokens: await one('SELECT count(*) AS n FROM vault.token_cards WHERE merchant_id = ANY($1::uuid[])'),
+      applied: await one(`SELECT count(*) AS n FROM transaction_operations WHERE merchant_id = ANY($1::uuid[]) AND state = 'applied'`),
+      operations: await one('SELECT count(*) AS n FROM transaction_operations WHERE merchant_id = ANY($1::uuid[])'),
+      keys: await one('SELECT count(*) AS n FROM idempotency_keys WHERE merchant_id = ANY($1::uuid[])'),
     };
   };
 
@@ -1523,7 +1527,7 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
       pendingRecipient,
       foreignRecipient,
     };
-    Object.assign(before, await countRows(setup.shopId));
+    Object.assign(before, await countRows([setup.shopId, setup.other.internalId]));
 
     const setupMs = Date.now() - setupStarted;
     const recipes = fc.sample(recipeArb, { numRuns: BODIES, seed: SEED });
@@ -1627,7 +1631,7 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
   it('writes no row for a refused body', async () => {
     // Rows settle before the answer; a short pause catches anything a refused body set going.
     await new Promise((r) => setTimeout(r, 1_000));
-    const after = await countRows(setup.shopId);
+    const after = await countRows([setup.shopId, setup.other.internalId]);
     const answers = outcomes.flatMap((o) => [o.first, o.second].filter((a): a is Answer => !!a).map((a) => ({ o, a })));
     const fresh2xx = (ops: Op[]) => answers.filter(({ o, a }) => ops.includes(o.c.op) && is2xx(a) && !a.replayed);
     const sales = fresh2xx(['sale', 'authorize']);
@@ -1638,7 +1642,11 @@ describe(`fuzz: ${BODIES} hostile bodies against every merchant endpoint`, () =>
       outcomes.filter((o) => o.c.key !== undefined && o.c.idempotency !== 'invalid' && is2xx(o.first)).map((o) => o.c.key),
     );
     const keyRows = new Set(
-      (await db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE merchant_id = $1', [setup.shopId])).rows.map((r) => r.key),
+      (
+        await db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE merchant_id = ANY($1::uuid[])', [
+          [setup.shopId, setup.other.internalId],
+        ])
+      ).rows.map((r) => r.key),
     );
     const strayKeys = [...keyRows].filter((k) => !keysKept.has(k));
     const lostKeys = [...keysKept].filter((k) => !keyRows.has(k!));
