@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { testRedis } from '../support/redis';
 import { createMerchant, eventually, MerchantCredentials, Stack, startStack } from '../support/stack';
 import { receiverOf, saleBody } from '../support/money';
+import { loseEvents } from '../support/lost-events';
 
 jest.setTimeout(180_000);
 
@@ -25,20 +26,7 @@ describe('captures and cancels whose events were lost', () => {
   const payablesOf = async (id: string) =>
     (await db.query('SELECT count(*)::int AS n FROM payables WHERE transaction_id = $1', [id])).rows[0].n as number;
 
-  /** Waits for the transaction's `event` to be published, then makes Redis forget every stream of that event. */
-  const loseEvent = async (id: string, event: string) => {
-    await eventually(
-      async () => {
-        const { rows } = await db.query('SELECT published_at FROM outbox WHERE aggregate_id = $1 AND event = $2', [id, event]);
-        expect(rows.length).toBeGreaterThan(0);
-        expect(rows.every((r) => r.published_at !== null)).toBe(true);
-      },
-      { timeoutMs: 20_000 },
-    );
-    const streams = await redis.keys(`${process.env.QUEUE_PREFIX}*${event}*:stream`);
-    expect(streams.length).toBeGreaterThan(0);
-    await redis.del(...streams);
-  };
+  const loseEvent = (id: string, event: string) => loseEvents(db, redis, id, event);
 
   beforeAll(async () => {
     [stack, shop] = await Promise.all([startStack(), createMerchant('settlement-sweep')]);

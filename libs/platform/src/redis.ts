@@ -102,7 +102,6 @@ function clusterReady(cluster: Cluster): Promise<void> {
   });
 }
 
-/** BullMQ's own reconnect delay (1 s, growing to 20 s), for connections handed to its workers. */
 /**
  * Closes a connection at shutdown: QUIT, so that commands in flight are answered first, but not
  * waited for past `graceMs` (while Redis is down QUIT never answers, and the process would hang on
@@ -120,4 +119,5 @@ export async function closeRedis(connection: RedisConnection, graceMs = 2_000): 
   connection.disconnect();
 }
 
+/** BullMQ's own reconnect delay (1 s, growing to 20 s), for connections handed to its workers. */
 export const BULLMQ_RECONNECT = (times: number): number => Math.max(Math.min(Math.exp(times), 20_000), 1_000);
