@@ -35,7 +35,7 @@ export async function bootWorker(opts: WorkerBoot): Promise<NestFastifyApplicati
     concurrency: { ...opts.concurrency, ...opts.base.workerConcurrency },
     defaultConcurrency: opts.defaultConcurrency,
     observeQueues: opts.observeQueues,
-    eventRetry: { keepDeadS: opts.base.keepFailedJobsS },
+    eventRetry: { ...opts.base.eventRetry, keepDeadS: opts.base.keepFailedJobsS },
   });
   app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });
   drainOnSignals(app, logger, () => transport.close());

@@ -112,6 +112,12 @@ export interface BaseConfig {
   eventDedupS: number;
   /** How long failed request jobs (at most an hour) and events whose attempts ran out stay in Redis (KEEP_FAILED_JOBS_S). */
   keepFailedJobsS: number;
+  /**
+   * An event's deliveries to its consumer before it is given up on (EVENT_RETRY_ATTEMPTS), and the
+   * first retry's wait, doubling with each (EVENT_RETRY_BACKOFF_MS): the event retry budget. The
+   * chaos run shortens it so that an outage outlasts it within minutes.
+   */
+  eventRetry: { attempts: number; backoffMs: number };
   dataDir: string;
   logLevel: string;
   /** How long the tables that grow with traffic keep their rows (RETENTION_*). */
@@ -133,6 +139,7 @@ export function readBaseConfig(r: EnvReader): BaseConfig {
     workerConcurrency: r.parse('WORKER_CONCURRENCY', () => parseConcurrency(r.optional('WORKER_CONCURRENCY') ?? '')) ?? {},
     eventDedupS: r.int('EVENT_DEDUP_WINDOW_S', 900, 0, 24 * 3600),
     keepFailedJobsS: r.int('KEEP_FAILED_JOBS_S', 7 * 24 * 3600, 0, 90 * 24 * 3600),
+    eventRetry: { attempts: r.int('EVENT_RETRY_ATTEMPTS', 10, 1, 100), backoffMs: r.int('EVENT_RETRY_BACKOFF_MS', 1000, 10, 600_000) },
     dataDir: r.str('DATA_DIR', '.data'),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     retention: readRetentionConfig(r),
