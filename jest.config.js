@@ -19,7 +19,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: __dirname,
-      roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/bench'],
+      roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/bench', '<rootDir>/scripts/chaos'],
       modulePathIgnorePatterns: ['<rootDir>/bench/\\.logs/'],
       testMatch: ['**/*.spec.ts'],
       moduleNameMapper,

@@ -7,6 +7,9 @@
 #                each with a database and Redis key prefix of its own
 #   cluster      the queue suites again on a private three-master Redis Cluster
 #   pooler       the sales suites again through a private PgBouncer in transaction mode
+#   chaos        a short chaos run (npm run chaos -- --duration 90): the stack on private servers
+#                under load and every fault once, its checks' table printed (CHAOS_SEED=<seed>
+#                replays its schedule)
 # One fast-check seed for the whole run (FC_SEED=<seed> npm test replays it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,4 +63,8 @@ done_phase
 
 phase pooler
 npm run -s test:pooler:suites
+done_phase
+
+phase chaos
+node dist/scripts/chaos/main.js --duration 90 --rate 10 --report test/.logs/chaos-report.json ${CHAOS_SEED:+--seed "$CHAOS_SEED"}
 done_phase
