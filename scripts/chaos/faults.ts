@@ -17,8 +17,12 @@ export interface PlannedFault {
 export interface FaultRecord extends PlannedFault {
   startedAt: number;
   endedAt?: number;
+  /** A killed replica: when the launcher had it back and healthy. */
+  recoveredAt?: number;
   /** What happened (a killed pid, a target that was down already). */
   note?: string;
+  /** The fault could not be injected (or its server would not come back): the run fails. */
+  error?: string;
 }
 
 /**
@@ -66,6 +70,7 @@ export async function inject(stack: ChaosStack, f: PlannedFault, record: FaultRe
     case 'kill': {
       const pid = stack.kill(f.target!);
       record.note = pid ? `SIGKILL pid ${pid}` : `${f.target} was not running (being restarted)`;
+      if (!pid) record.recoveredAt = Date.now();
       break;
     }
     case 'redis-restart':

@@ -12,6 +12,10 @@ export interface Arrival {
   /** What the listener answered: 200 (acknowledged) or 500 (the planned failures). */
   answered: number;
   signatureValid: boolean;
+  /** The URL's TransactionID and merchant are the body's transaction's and the signer's. */
+  consistent: boolean;
+  /** The body held a card number or the security code of the run. */
+  leaked: boolean;
   at: number;
 }
 
@@ -29,8 +33,18 @@ export class ChaosListener {
     readonly baseUrl: string,
   ) {}
 
-  static async start(opts: { seed: number; failShare: number; slowShare: number; slowMs: number }): Promise<ChaosListener> {
+  static async start(opts: {
+    seed: number;
+    failShare: number;
+    slowShare: number;
+    slowMs: number;
+    /** Whether a body leaks card data (the run's card numbers and security code). */
+    leaks: (text: string) => boolean;
+  }): Promise<ChaosListener> {
     const random = new Random(opts.seed ^ 0x5eed);
+    // Each change fails at most once (by its webhook-id): the planned failures exercise the retries
+    // without a chain of them outlasting the run's wait for the deliveries.
+    const failedOnce = new Set<string>();
     let self!: ChaosListener;
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -39,9 +53,18 @@ export class ChaosListener {
         const raw = Buffer.concat(chunks).toString('utf8');
         const url = new URL(req.url ?? '/', 'http://listener');
         const roll = random.next();
-        const answered = roll < opts.failShare ? 500 : 200;
+        const webhookId = String(req.headers['webhook-id'] ?? '');
+        const answered = roll < opts.failShare && !failedOnce.has(webhookId) ? 500 : 200;
+        if (answered === 500) failedOnce.add(webhookId);
         const slow = roll >= opts.failShare && roll < opts.failShare + opts.slowShare;
-        self.record(url.searchParams.get('m') ?? '', url.searchParams.get('TransactionID') ?? '', req.headers, raw, answered);
+        self.record(
+          url.searchParams.get('m') ?? '',
+          url.searchParams.get('TransactionID') ?? '',
+          req.headers,
+          raw,
+          answered,
+          opts.leaks(raw),
+        );
         const answer = () => res.writeHead(answered, { 'content-type': 'text/plain' }).end(answered === 200 ? 'ok' : 'planned failure');
         if (slow) setTimeout(answer, opts.slowMs);
         else answer();
@@ -65,8 +88,15 @@ export class ChaosListener {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private record(merchantId: string, transactionId: string, headers: NodeJS.Dict<string | string[]>, raw: string, answered: number): void {
-    let data: { statusVersion?: string; status?: string } = {};
+  private record(
+    merchantId: string,
+    transactionId: string,
+    headers: NodeJS.Dict<string | string[]>,
+    raw: string,
+    answered: number,
+    leaked: boolean,
+  ): void {
+    let data: { statusVersion?: string; status?: string; transactionId?: string } = {};
     try {
       data = (JSON.parse(raw) as { data?: typeof data }).data ?? {};
     } catch {
@@ -78,6 +108,8 @@ export class ChaosListener {
       status: String(data.status ?? ''),
       answered,
       signatureValid: this.verify(this.keys.get(merchantId), headers, raw),
+      consistent: (data.transactionId ?? '').toLowerCase() === transactionId.toLowerCase() && this.keys.has(merchantId),
+      leaked,
       at: Date.now(),
     });
   }

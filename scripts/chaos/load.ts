@@ -6,6 +6,15 @@ import type { Merchant } from './stack';
 export const CHAOS_CARD_BASE = '4929170000000000';
 export const chaosCard = (digit: number): string => withLastDigit(CHAOS_CARD_BASE, digit);
 export const CHAOS_SECURITY_CODE = '0739';
+/** What every card number of the run starts with: a log line or body holding it holds (most of) a card number. */
+export const CHAOS_CARD_PREFIX = CHAOS_CARD_BASE.slice(0, 12);
+
+/** Whether a text holds a card number or the security code of the run (a masked number, 492917******1234, does not). */
+export function leaksCardData(text: string): boolean {
+  return text.includes(CHAOS_CARD_PREFIX) || text.includes(EREDE_DECLINED_CARD) || SECURITY_CODE_PATTERN.test(text);
+}
+/** The code as a value of its own: not inside a longer number, a word, base64 or a UUID. */
+const SECURITY_CODE_PATTERN = new RegExp(`(?<![0-9A-Za-z+/.-])${CHAOS_SECURITY_CODE}(?![0-9A-Za-z+/.-])`);
 /** e.Rede's simulator declines this one (105, restricted); it approves the chaos series. */
 export const EREDE_DECLINED_CARD = '4000000000000002';
 
@@ -18,13 +27,21 @@ export interface Call {
   merchantId: string;
   /** order.reference of a sale, authorization or rebill. */
   reference?: string;
+  /** The api replica it went to (api-1, api-2). */
+  api: string;
   startedAt: number;
   endedAt: number;
   /** The HTTP status, or 0: no answer (the connection failed or the 30 s limit ran out). */
   http: number;
   transactionId?: string;
-  /** The transaction's status in the answer. */
+  /** The transaction's status in the answer, and its statusVersion. */
   status?: string;
+  statusVersion?: number;
+  /** The answer's processor.capturedAmount and cancelledAmount (captures, cancels). */
+  capturedAmount?: number;
+  cancelledAmount?: number;
+  /** The answer held card data of the run. */
+  leaked?: boolean;
   error?: string;
 }
 
@@ -47,13 +64,14 @@ export class Load {
   readonly calls: Call[] = [];
   skipped = 0;
   private inFlight = 0;
+  private flows = 0;
   private nextId = 0;
   private refs = 0;
   private running = new Set<Promise<void>>();
   private stopped = false;
 
   constructor(
-    private readonly random: Random,
+    private readonly seed: number,
     private readonly apiUrls: string[],
     private readonly merchants: Record<Merchant['kind'], Merchant>,
     private readonly urlReturn: (m: Merchant) => string,
@@ -72,7 +90,10 @@ export class Load {
           this.skipped++;
           continue;
         }
-        const p = this.flow(this.random.weighted(MIX)).finally(() => this.running.delete(p));
+        // Each flow draws from a stream of its own (the seed and its number), so the mix and each
+        // flow's choices are the seed's whatever the answers' timing.
+        const r = new Random((this.seed ^ Math.imul(++this.flows, 0x9e3779b1)) >>> 0);
+        const p = this.flow(r, r.weighted(MIX)).finally(() => this.running.delete(p));
         this.running.add(p);
       }
       await new Promise((r) => setTimeout(r, 20));
@@ -85,25 +106,25 @@ export class Load {
     while (this.running.size > 0) await Promise.all([...this.running]);
   }
 
-  private async flow(flow: Flow): Promise<void> {
+  private async flow(r: Random, flow: Flow): Promise<void> {
     this.inFlight++;
     try {
-      if (flow === 'sale') await this.sale(flow, this.merchants.sandbox, 'sale', this.sandboxDigit());
-      else if (flow === 'authorize') await this.authorizeThenSettle(flow, this.merchants.sandbox);
+      if (flow === 'sale') await this.sale(r, flow, this.merchants.sandbox, 'sale', this.sandboxDigit(r));
+      else if (flow === 'authorize') await this.authorizeThenSettle(r, flow, this.merchants.sandbox);
       else if (flow === 'production') {
-        const m = this.random.next() < 0.5 ? this.merchants.cielo : this.merchants.erede;
-        if (this.random.next() < 0.3) await this.authorizeThenSettle(flow, m);
-        else await this.sale(flow, m, 'sale', this.random.next() < 0.85 ? 1 : 2);
-      } else if (flow === 'token-sale') await this.tokenSale();
-      else await this.rebill();
+        const m = r.next() < 0.5 ? this.merchants.cielo : this.merchants.erede;
+        if (r.next() < 0.3) await this.authorizeThenSettle(r, flow, m);
+        else await this.sale(r, flow, m, 'sale', r.next() < 0.85 ? 1 : 2);
+      } else if (flow === 'token-sale') await this.tokenSale(r);
+      else await this.rebill(r);
     } finally {
       this.inFlight--;
     }
   }
 
   /** Mostly approvals; declines, the sandbox's timeout (…8) and its slow approval (…9) too. */
-  private sandboxDigit(): number {
-    return this.random.pick([0, 1, 4, 6, 0, 1, 4, 6, 0, 1, 4, 6, 2, 3, 5, 7, 8, 9, 9]);
+  private sandboxDigit(r: Random): number {
+    return r.pick([0, 1, 4, 6, 0, 1, 4, 6, 0, 1, 4, 6, 2, 3, 5, 7, 8, 9, 9]);
   }
 
   private reference(prefix: string): string {
@@ -114,8 +135,8 @@ export class Load {
     return m.kind === 'erede' && digit === 2 ? EREDE_DECLINED_CARD : chaosCard(digit);
   }
 
-  private async sale(flow: Flow, m: Merchant, op: 'sale' | 'authorize', digit: number): Promise<Call> {
-    const amount = this.random.int(1_000, 50_000);
+  private async sale(r: Random, flow: Flow, m: Merchant, op: 'sale' | 'authorize', digit: number): Promise<Call> {
+    const amount = r.int(1_000, 50_000);
     const code = m.kind === 'erede' ? 27 : 26;
     return this.call(flow, op, m, this.reference(op === 'sale' ? 'S' : 'A'), {
       order: { reference: '', totalAmount: amount },
@@ -142,11 +163,11 @@ export class Load {
    * them may be refused: a partially cancelled authorization cannot be captured), or a partial
    * capture, then a partial refund, then the rest refunded.
    */
-  private async authorizeThenSettle(flow: Flow, m: Merchant): Promise<void> {
-    const auth = await this.sale(flow, m, 'authorize', 1);
+  private async authorizeThenSettle(r: Random, flow: Flow, m: Merchant): Promise<void> {
+    const auth = await this.sale(r, flow, m, 'authorize', 1);
     if (auth.http !== 200 || auth.status !== '3' || !auth.transactionId) return;
     const id = auth.transactionId;
-    if (this.random.next() < 0.5) {
+    if (r.next() < 0.5) {
       await Promise.all([this.operation(flow, m, 'capture', id, 700), this.operation(flow, m, 'cancel', id, 300)]);
     } else {
       const captured = await this.operation(flow, m, 'capture', id, 800);
@@ -160,14 +181,14 @@ export class Load {
     return this.call(flow, op, m, undefined, { transactionId, ...(amount ? { amount } : {}) });
   }
 
-  private async tokenSale(): Promise<void> {
+  private async tokenSale(r: Random): Promise<void> {
     const m = this.merchants.sandbox;
     const added = await this.request('token-sale', 'token/add', m, undefined, '/v1/token/add', {
-      tokencard: { cardNumber: chaosCard(this.random.pick([0, 1, 4, 6])), cardHolder: 'CHAOS TOKEN', cardExpirationDate: '203012' },
+      tokencard: { cardNumber: chaosCard(r.pick([0, 1, 4, 6])), cardHolder: 'CHAOS TOKEN', cardExpirationDate: '203012' },
     });
     const token = (added.body as { TokenCard?: string } | undefined)?.TokenCard;
     if (added.call.http !== 200 || !token) return;
-    const amount = this.random.int(1_000, 20_000);
+    const amount = r.int(1_000, 20_000);
     await this.call('token-sale', 'sale', m, this.reference('T'), {
       order: { reference: '', totalAmount: amount },
       payment: { acquirer: 26, method: 1, amount, currency: '986', country: 'BRA', flag: 'visa', tokenCard: token },
@@ -176,9 +197,9 @@ export class Load {
   }
 
   /** A daily rebill starting today: its first cycle is charged as it is made, the next ones as they fall due. */
-  private async rebill(): Promise<void> {
+  private async rebill(r: Random): Promise<void> {
     const m = this.merchants.sandbox;
-    const amount = this.random.int(500, 5_000);
+    const amount = r.int(500, 5_000);
     const today = new Date().toISOString().slice(0, 10);
     const end = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
     await this.call('rebill', 'rebill', m, this.reference('R'), {
@@ -191,7 +212,7 @@ export class Load {
         numberOfPayments: 1,
         flag: 'visa',
         cardHolder: 'CHAOS REBILL',
-        cardNumber: chaosCard(this.random.pick([0, 1, 4, 6, 6, 2])),
+        cardNumber: chaosCard(r.pick([0, 1, 4, 6, 6, 2])),
         cardExpirationDate: '203012',
         cardSecurityCode: CHAOS_SECURITY_CODE,
       },
@@ -214,8 +235,22 @@ export class Load {
     operation: Record<string, unknown>,
   ): Promise<{ call: Call; body: unknown }> {
     const id = ++this.nextId;
-    const base = this.apiUrls[id % this.apiUrls.length];
-    const call: Call = { id, flow, op, merchant: m.kind, merchantId: m.merchantId, reference, startedAt: Date.now(), endedAt: 0, http: 0 };
+    const replica = id % this.apiUrls.length;
+    const base = this.apiUrls[replica];
+    const call: Call = {
+      id,
+      flow,
+      op,
+      merchant: m.kind,
+      merchantId: m.merchantId,
+      reference,
+      api: `api-${replica + 1}`,
+      startedAt: Date.now(),
+      endedAt: 0,
+      http: 0,
+      // A capture's or cancel's transaction, answered or not.
+      transactionId: (Object.values(operation)[0] as { transactionId?: string } | undefined)?.transactionId?.toLowerCase(),
+    };
     let body: unknown;
     try {
       const res = await fetch(`${base}${path}`, {
@@ -228,15 +263,18 @@ export class Load {
       });
       call.http = res.status;
       const text = await res.text();
+      call.leaked = leaksCardData(text);
       try {
         body = JSON.parse(text);
       } catch {
         call.error = `not JSON: ${text.slice(0, 120)}`;
       }
-      const answer = body as
-        { transactionId?: string; status?: string; result?: { error?: { code?: string; message?: string } } } | undefined;
-      call.transactionId = answer?.transactionId?.toLowerCase();
+      const answer = body as Answer | undefined;
+      call.transactionId = answer?.transactionId?.toLowerCase() ?? call.transactionId;
       call.status = answer?.status;
+      call.statusVersion = answer?.statusVersion === undefined ? undefined : Number(answer.statusVersion);
+      call.capturedAmount = answer?.processor?.capturedAmount === undefined ? undefined : Number(answer.processor.capturedAmount);
+      call.cancelledAmount = answer?.processor?.cancelledAmount === undefined ? undefined : Number(answer.processor.cancelledAmount);
       if (res.status >= 400) call.error = `${answer?.result?.error?.code ?? ''} ${answer?.result?.error?.message ?? ''}`.trim();
     } catch (e) {
       call.error = (e as Error).message;
@@ -245,4 +283,13 @@ export class Load {
     this.calls.push(call);
     return { call, body };
   }
+}
+
+/** What the load reads of an answer (a TransactionResponse, or an error body). */
+interface Answer {
+  transactionId?: string;
+  status?: string;
+  statusVersion?: string;
+  processor?: { capturedAmount?: string; cancelledAmount?: string };
+  result?: { error?: { code?: string; message?: string } };
 }

@@ -8,17 +8,19 @@
  * docs/operations/chaos.md says how to read it.
  */
 import { randomInt } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { repoRoot, sleep } from '../lib/processes';
-import { CheckResult, cliCheck, logsClean, outstanding, recordChecks } from './checks';
+import { CheckResult, recordChecks, RunDue } from './checks';
+import { cliCheck, drain } from './drain';
+import { logsClean } from './log-scan';
 import { describe, FaultRecord, inject, planFaults, PlannedFault } from './faults';
 import { ChaosListener } from './listener';
-import { CHAOS_SECURITY_CODE, chaosCard, EREDE_DECLINED_CARD, Load } from './load';
+import { Call, leaksCardData, Load } from './load';
 import { Random } from './random';
 import { ACQUIRER_SECRETS, ChaosStack, Merchant } from './stack';
-import { loadFigures, printTable, recovery } from './report';
+import { Figures, loadFigures, printTable, recordFigures, recovery } from './report';
 
 interface Options {
   durationS: number;
@@ -52,6 +54,7 @@ function parseArgs(argv: string[]): Options {
     else if (flag === '--rate') o.rate = whole(1, 500);
     else if (flag === '--seed') o.seed = whole(0, 2 ** 32 - 1);
     else if (flag === '--report') o.report = value();
+    else if ((flag === '--record' || flag === '--keep') && inline !== undefined) throw new Error(`${flag} takes no value. ${USAGE}`);
     else if (flag === '--record') o.record = true;
     else if (flag === '--keep') o.keep = true;
     else throw new Error(`unknown argument "${argv[i]}". ${USAGE}`);
@@ -96,11 +99,20 @@ async function main(): Promise<number> {
   const random = new Random(o.seed);
   const plan = planFaults(random, o.durationS, quietS, outageS);
   const root = repoRoot();
-  const dir = join(tmpdir(), `gateway-chaos-${new Date().toISOString().replace(/[:.]/g, '').slice(0, 15)}-${o.seed}`);
-  mkdirSync(dir, { recursive: true });
+  // A folder of its own, however many runs start at once.
+  const dir = mkdtempSync(join(tmpdir(), `gateway-chaos-${new Date().toISOString().replace(/[:.]/g, '').slice(0, 15)}-${o.seed}-`));
+  // The postgres user runs the cluster in it (mkdtemp makes it 0700).
+  chmodSync(dir, 0o755);
   announce(o, b.env, plan, quietS, dir);
 
   const stack = await ChaosStack.start(root, dir, b.env, say);
+  // Ctrl-C (or CI's timeout): the stack and the run's servers are stopped, the folder kept.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      say(`\n${signal}: stopping the stack; the run's files stay in ${dir}`);
+      void stack.stop().finally(() => process.exit(130));
+    });
+  }
   let listener: ChaosListener | undefined;
   let failed = true;
   try {
@@ -111,36 +123,23 @@ async function main(): Promise<number> {
       erede: await stack.merchant('erede'),
     };
     await stack.unlimited(stack.sandbox.merchantId);
-    listener = await ChaosListener.start({ seed: o.seed, failShare: 0.1, slowShare: 0.05, slowMs: 1_500 });
+    listener = await ChaosListener.start({ seed: o.seed, failShare: 0.1, slowShare: 0.05, slowMs: 1_500, leaks: leaksCardData });
     const l = listener;
-    const load = new Load(random, stack.apiUrls, merchants, (m) => l.urlFor(m.merchantId, m.webhookSecret), `C${o.seed.toString(36)}`);
-    const { start, records } = await loadUnderFaults(stack, load, plan, o);
+    const load = new Load(o.seed, stack.apiUrls, merchants, (m) => l.urlFor(m.merchantId, m.webhookSecret), `C${o.seed.toString(36)}`);
+    const { start, records, runsDue } = await loadUnderFaults(stack, load, plan, o, b.drainS);
 
     const all = Object.values(merchants);
     const drained = await drain(stack, l, all, b.drainS);
-    const checks = await allChecks(stack, load, l, all, dir);
     const figures = loadFigures(load.calls, records, start, quietS, o.durationS);
+    const checks = [
+      ...(await allChecks(stack, load, l, all, dir, runsDue, apiDownFrom(records))),
+      runChecks(stack, records, figures.quietSalesPerS, o.rate),
+    ];
     printTable(checks, records, start, load.calls, figures, drained);
     failed = checks.some((c) => !c.ok);
-    const report = {
-      seed: o.seed,
-      durationS: o.durationS,
-      rate: o.rate,
-      budgets: b.env,
-      outageS,
-      startedAt: new Date(start).toISOString(),
-      ok: !failed,
-      checks,
-      faults: records.map((r) => ({ ...r, at: new Date(r.startedAt).toISOString(), recoveredAfterS: recovery(r, load.calls) })),
-      figures,
-      drainedAfterS: drained,
-      loadavg: loadavg(),
-      files: dir,
-    };
-    writeFileSync(resolve(o.report), JSON.stringify(report, null, 2) + '\n');
-    say(`report: ${resolve(o.report)}`);
+    writeReport(o, { budgets: b.env, outageS, start, failed, checks, records, calls: load.calls, figures, drained, dir });
     if (o.record)
-      recordFigures(root, start, { seed: o.seed, durationS: o.durationS, rate: o.rate, ok: !failed, figures, loadavg: report.loadavg });
+      recordFigures(root, start, { seed: o.seed, durationS: o.durationS, rate: o.rate, ok: !failed, figures, loadavg: loadavg() });
   } finally {
     await listener?.close();
     await stack.stop().catch((e: Error) => say(`stopping the stack: ${e.message}`));
@@ -148,6 +147,40 @@ async function main(): Promise<number> {
     else say(`the run's logs and servers' files are kept in ${dir}`);
   }
   return failed ? 1 : 0;
+}
+
+function writeReport(
+  o: Options,
+  r: {
+    budgets: Record<string, string>;
+    outageS: number;
+    start: number;
+    failed: boolean;
+    checks: CheckResult[];
+    records: FaultRecord[];
+    calls: Call[];
+    figures: Figures;
+    drained: number | undefined;
+    dir: string;
+  },
+): void {
+  const report = {
+    seed: o.seed,
+    durationS: o.durationS,
+    rate: o.rate,
+    budgets: r.budgets,
+    outageS: r.outageS,
+    startedAt: new Date(r.start).toISOString(),
+    ok: !r.failed,
+    checks: r.checks,
+    faults: r.records.map((f) => ({ ...f, at: new Date(f.startedAt).toISOString(), recoveredAfterS: recovery(f, r.calls) })),
+    figures: r.figures,
+    drainedAfterS: r.drained,
+    loadavg: loadavg(),
+    files: r.dir,
+  };
+  writeFileSync(resolve(o.report), JSON.stringify(report, null, 2) + '\n');
+  say(`report: ${resolve(o.report)}`);
 }
 
 function announce(o: Options, env: Record<string, string>, plan: PlannedFault[], quietS: number, dir: string): void {
@@ -166,38 +199,83 @@ function announce(o: Options, env: Record<string, string>, plan: PlannedFault[],
 /**
  * The load for the run's duration, the faults at their times, and rebill cycles falling due
  * meanwhile (tomorrow's and the next day's, charged early with rebill:run-due at 40 % and 80 %);
- * resolves once every fault is over and every flow has ended.
+ * resolves once every fault is over, every killed replica back, and every flow has ended. The
+ * three server faults run one after another, each no sooner than 6 s after the one before is over.
  */
 async function loadUnderFaults(
   stack: ChaosStack,
   load: Load,
   plan: PlannedFault[],
   o: Options,
-): Promise<{ start: number; records: FaultRecord[] }> {
+  drainS: number,
+): Promise<{ start: number; records: FaultRecord[]; runsDue: RunDue[] }> {
   // Let every merchant's cached credentials and limits settle before the clock starts.
   await sleep(1_500);
   const start = Date.now();
   const at = () => `  ${((Date.now() - start) / 1000).toFixed(0).padStart(5)} s`;
   const records: FaultRecord[] = [];
-  const faults = plan.map(async (f) => {
-    await sleep(start + f.atS * 1000 - Date.now());
+  const run = async (f: PlannedFault, notBefore: number) => {
+    await sleep(Math.max(start + f.atS * 1000, notBefore) - Date.now());
     const record: FaultRecord = { ...f, startedAt: Date.now() };
     records.push(record);
     say(`${at()}  ${describe(f)}`);
-    await inject(stack, f, record, say);
-    if (f.kind === 'kill') await replicaBack(stack, f.target!, record);
-  });
+    try {
+      await inject(stack, f, record, say);
+      if (f.kind === 'kill' && !record.recoveredAt) await replicaBack(stack, f.target!, record, start + (o.durationS + drainS) * 1000);
+    } catch (e) {
+      record.error = (e as Error).message;
+      say(`${at()}  ${describe(f)} FAILED: ${record.error}`);
+    }
+    return record.endedAt ?? Date.now();
+  };
+  const servers = plan.filter((f) => SERVER_FAULTS.includes(f.kind));
+  const faults = [
+    ...plan.filter((f) => !SERVER_FAULTS.includes(f.kind)).map((f) => run(f, 0)),
+    (async () => {
+      let free = 0;
+      for (const f of servers) free = (await run(f, free)) + 6_000;
+    })(),
+  ];
+  const runsDue: RunDue[] = [];
   const due = [0.4, 0.8].map(async (share, k) => {
     await sleep(start + share * o.durationS * 1000 - Date.now());
     const asOf = new Date(Date.now() + (k + 1) * 86_400_000 + 60_000).toISOString();
-    const r = await stack.cliRaw<{ opened?: number }>(['rebill:run-due', '--as-of', asOf, '--timeout-s', '60']);
-    say(`${at()}  rebill:run-due --as-of ${asOf}: exit ${r.code}, ${r.json?.opened ?? 0} charges opened`);
+    // Tried until it runs through: Postgres may be away when it starts.
+    for (let attempt = 1; attempt <= 40; attempt++) {
+      const startedAt = Date.now();
+      const r = await stack.cliRaw<{ opened?: number }>(['rebill:run-due', '--as-of', asOf, '--timeout-s', '60']);
+      say(`${at()}  rebill:run-due --as-of ${asOf}: exit ${r.code}, ${r.json?.opened ?? 0} charges opened`);
+      if (r.code === 0) return runsDue.push({ startedAt, asOf, cycles: k + 2 });
+      await sleep(15_000);
+    }
   });
   await load.drive(o.rate, start + o.durationS * 1000);
   const skipped = load.skipped ? `, ${load.skipped} flows not started (too many in flight)` : '';
   say(`load over: ${load.calls.length} requests${skipped}; waiting for the faults and flows in flight`);
   await Promise.all([...faults, ...due, load.settle()]);
-  return { start, records };
+  return { start, records, runsDue };
+}
+
+const SERVER_FAULTS: PlannedFault['kind'][] = ['redis-restart', 'postgres-restart', 'postgres-outage'];
+
+/** Whether an api replica was down (killed, not back yet) at some moment between `from` and `to`. */
+function apiDownFrom(records: FaultRecord[]): (api: string, from: number, to: number) => boolean {
+  return (api, from, to) =>
+    records.some((r) => r.kind === 'kill' && r.target === api && r.startedAt <= to && (r.recoveredAt ?? Infinity) >= from);
+}
+
+/** The run itself: every fault injected, every killed replica back, the launcher up, and sales served in the quiet head. */
+function runChecks(stack: ChaosStack, records: FaultRecord[], quietSalesPerS: number, rate: number): CheckResult {
+  const failures = [
+    ...records.filter((r) => r.error).map((r) => `${describe(r)}: ${r.error}`),
+    ...records
+      .filter((r) => r.kind === 'kill' && !r.recoveredAt)
+      .map((r) => `${r.target} killed at ${new Date(r.startedAt).toISOString()} never came back`),
+    ...(stack.launcherRunning() ? [] : ['the launcher (npm start) stopped during the run']),
+    // Without faults the stack serves about one sale a flow; far less means the run tested nothing.
+    ...(quietSalesPerS >= rate / 4 ? [] : [`only ${quietSalesPerS} sales/s served in the quiet head, for ${rate} flows/s`]),
+  ];
+  return { check: 'the run: faults injected, stack served', ok: failures.length === 0, detail: `${records.length} faults`, failures };
 }
 
 async function allChecks(
@@ -206,45 +284,34 @@ async function allChecks(
   listener: ChaosListener,
   merchants: Merchant[],
   dir: string,
+  runsDue: RunDue[],
+  apiDown: (api: string, from: number, to: number) => boolean,
 ): Promise<CheckResult[]> {
   return [
-    ...(await recordChecks(stack, load.calls, listener.arrivals, merchants)),
+    ...(await recordChecks(stack, load.calls, listener.arrivals, merchants, runsDue, apiDown)),
     await cliCheck(stack, 'acquirers agree (acquirer:reconcile)', ['acquirer:reconcile', '--held-grace-s', '30']),
     await cliCheck(stack, 'payables match (ledger:verify)', ['ledger:verify']),
-    logsClean(
-      [dir],
-      [
-        ...Array.from({ length: 10 }, (_, d) => ({ label: 'card number', text: chaosCard(d) })),
-        { label: 'card number', text: EREDE_DECLINED_CARD },
-        { label: 'security code', text: CHAOS_SECURITY_CODE },
-        ...merchants.flatMap((m) => [
-          { label: 'merchant key', text: m.merchantKey },
-          { label: 'webhook secret', text: m.webhookSecret.replace(/^whsec_/, '') },
-        ]),
-        { label: 'operator token', text: stack.operatorToken },
-        ...ACQUIRER_SECRETS.map((text) => ({ label: 'acquirer secret', text })),
-      ],
-    ),
+    logsClean(dir, [
+      ...merchants.flatMap((m) => [
+        { label: 'merchant key', text: m.merchantKey },
+        { label: 'webhook secret', text: m.webhookSecret.replace(/^whsec_/, '') },
+      ]),
+      { label: 'operator token', text: stack.operatorToken },
+      ...ACQUIRER_SECRETS.map((text) => ({ label: 'acquirer secret', text })),
+      ...stack.keyMaterial().map((text) => ({ label: 'key (TRANSIT_KEYS, VAULT_KEKS, …)', text })),
+    ]),
   ];
 }
 
-/** bench/results/chaos/<time>-seed<seed>.json: the load figures beside the bench's. */
-function recordFigures(root: string, start: number, figures: Record<string, unknown>): void {
-  const out = join(root, 'bench', 'results', 'chaos');
-  mkdirSync(out, { recursive: true });
-  const file = join(out, `${new Date(start).toISOString().slice(0, 16).replace(/:/g, '')}Z-seed${String(figures.seed)}.json`);
-  writeFileSync(file, JSON.stringify(figures, null, 2) + '\n');
-  say(`load figures: ${file}`);
-}
-
 /** After a kill: when the launcher had the replica back and healthy. */
-async function replicaBack(stack: ChaosStack, label: string, record: FaultRecord): Promise<void> {
+async function replicaBack(stack: ChaosStack, label: string, record: FaultRecord, deadline: number): Promise<void> {
   const url = stack.appUrls.get(label);
-  const deadline = Date.now() + 180_000;
+  const killed = Number(/pid (\d+)/.exec(record.note ?? '')?.[1]);
   while (url && Date.now() < deadline) {
+    const pid = stack.replicas().get(label);
     try {
-      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })).status === 200 && stack.replicas().has(label)) {
-        record.endedAt = Date.now();
+      if (pid !== undefined && pid !== killed && (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })).status === 200) {
+        record.recoveredAt = Date.now();
         return;
       }
     } catch {
@@ -252,33 +319,6 @@ async function replicaBack(stack: ChaosStack, label: string, record: FaultRecord
     }
     await sleep(250);
   }
-  record.note = `${record.note ?? ''}; not healthy again within 180 s`;
-}
-
-/** Waits until nothing is undecided and every announced change was acknowledged (or the time is up); how long that took. */
-async function drain(stack: ChaosStack, listener: ChaosListener, merchants: Merchant[], maxS: number): Promise<number | undefined> {
-  const started = Date.now();
-  let last = '';
-  while (Date.now() - started < maxS * 1000) {
-    try {
-      const o = await outstanding(stack, listener.arrivals, merchants);
-      // Settlement's sweep may still be repairing what ran out of retries: payables last.
-      const ledger =
-        o.undecided === 0 && o.unacknowledged === 0 ? (await cliCheck(stack, 'ledger', ['ledger:verify'])).failures.length : undefined;
-      const line = `${o.undecided} undecided, ${o.unacknowledged} status changes not acknowledged yet${ledger ? `, ${ledger} payables differences` : ''}`;
-      if (ledger === 0) {
-        say(`drained after ${((Date.now() - started) / 1000).toFixed(0)} s`);
-        return (Date.now() - started) / 1000;
-      }
-      if (line !== last) say(`  draining: ${line}`);
-      last = line;
-    } catch (e) {
-      say(`  draining: ${(e as Error).message}`);
-    }
-    await sleep(2_000);
-  }
-  say(`not drained within ${maxS} s: the checks below name what is left`);
-  return undefined;
 }
 
 main().then(

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CheckResult } from './checks';
 import { describe, FaultRecord } from './faults';
 import type { Call } from './load';
@@ -6,7 +8,7 @@ const say = (line = '') => process.stdout.write(line + '\n');
 
 /** Seconds from the end of a fault until the gateway served again: a replica healthy again, or the first sale started after it approved. */
 export function recovery(r: FaultRecord, calls: Call[]): number | undefined {
-  if (r.kind === 'kill') return r.endedAt ? (r.endedAt - r.startedAt) / 1000 : undefined;
+  if (r.kind === 'kill') return r.recoveredAt ? (r.recoveredAt - r.startedAt) / 1000 : undefined;
   if (!r.endedAt) return undefined;
   const first = calls
     .filter((c) => (c.op === 'sale' || c.op === 'authorize') && c.http === 200 && c.startedAt >= r.endedAt!)
@@ -69,4 +71,13 @@ export function printTable(
   );
   say(drained === undefined ? 'the gateway did not drain in time' : `drained ${drained.toFixed(0)} s after the load ended`);
   say(checks.every((c) => c.ok) ? 'CHAOS RUN PASSED' : 'CHAOS RUN FAILED');
+}
+
+/** bench/results/chaos/<time>-seed<seed>.json: the load figures beside the bench's. */
+export function recordFigures(root: string, start: number, figures: Record<string, unknown>): void {
+  const out = join(root, 'bench', 'results', 'chaos');
+  mkdirSync(out, { recursive: true });
+  const file = join(out, `${new Date(start).toISOString().slice(0, 16).replace(/:/g, '')}Z-seed${String(figures.seed)}.json`);
+  writeFileSync(file, JSON.stringify(figures, null, 2) + '\n');
+  say(`load figures: ${file}`);
 }

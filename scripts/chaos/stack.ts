@@ -50,22 +50,32 @@ export class ChaosStack {
 
   static async start(root: string, dir: string, budgets: Record<string, string>, say: (line: string) => void): Promise<ChaosStack> {
     mkdirSync(dir, { recursive: true });
-    const [pg, redis] = await Promise.all([
-      startPrivatePostgresCluster({ dir: join(dir, 'pg'), settings: ['max_connections = 300'] }),
+    const started: { stop(): Promise<unknown> }[] = [];
+    const undo = async () => {
+      for (const s of started.reverse()) await s.stop().catch(() => undefined);
+    };
+    const all = async <T extends { stop(how?: string): Promise<unknown> }>(starting: Promise<T>[]): Promise<T[]> => {
+      const settled = await Promise.allSettled(starting);
+      for (const r of settled) if (r.status === 'fulfilled') started.push({ stop: () => r.value.stop('SIGKILL') });
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) {
+        await undo();
+        throw failed.reason;
+      }
+      return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+    };
+    const [pg, redis] = await all<PrivateServer>([
+      // Durable (fsync, synchronous commits) as in production: an immediate stop must not lose a commit the gateway answered for.
+      startPrivatePostgresCluster({ dir: join(dir, 'pg'), durable: true, settings: ['max_connections = 300'] }),
       startPrivateRedisServer({ dir: join(dir, 'redis'), persistent: true }),
     ]);
-    const proxy = await DelayProxy.start(redis.port);
-    const sims = await Promise.allSettled([
+    // Postgres's stop takes a pg_ctl mode, not a signal.
+    started[0] = { stop: () => pg.stop('immediate') };
+    const [proxy] = await all([DelayProxy.start(redis.port).then((p) => Object.assign(p, { stop: () => p.close() }))]);
+    const [cielo, erede] = await all([
       startSimulator(root, 'cielo', 0, { logFile: join(dir, 'simulator-cielo.log') }),
       startSimulator(root, 'erede', 0, { logFile: join(dir, 'simulator-erede.log') }),
     ]);
-    if (sims.some((r) => r.status === 'rejected')) {
-      for (const r of sims) if (r.status === 'fulfilled') await r.value.stop();
-      await proxy.close();
-      await Promise.all([redis.stop('SIGKILL'), pg.stop('immediate')]);
-      throw (sims.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason;
-    }
-    const [cielo, erede] = sims.map((r) => (r as PromiseFulfilledResult<RunningSimulator>).value);
     const env = await stackEnv(join(dir, 'data'), budgets, withDatabase(pg.url, 'gateway_chaos'), proxy.url, cielo.url, erede.url);
     const launcher = spawn(process.execPath, [join(root, 'dist', 'scripts', 'start.js'), '--scale', SCALE], {
       cwd: root,
@@ -86,8 +96,10 @@ export class ChaosStack {
   /** Keeps the launcher's output in `logFile`, and waits for its welcome: every replica healthy. */
   private async follow(logFile: string, say: (line: string) => void): Promise<void> {
     const log = createWriteStream(logFile, { flags: 'a' });
+    log.on('error', () => undefined);
+    void this.launcherExited.then(() => log.end());
     let welcomed = false;
-    this.launcher.stderr!.pipe(log);
+    this.launcher.stderr!.pipe(log, { end: false });
     createInterface({ input: this.launcher.stdout! }).on('line', (line) => {
       // The welcome prints the sandbox merchant's credentials and the admin's token for the
       // developer's terminal; the run's log keeps everything else (and is scanned for them).
@@ -104,13 +116,18 @@ export class ChaosStack {
     await waitUntil(
       'the stack (npm start) to be healthy',
       () => {
-        if (this.launcher.exitCode !== null) throw new Error(`npm start exited (${this.launcher.exitCode}); see ${logFile}`);
+        if (!this.launcherRunning())
+          throw new Error(`npm start exited (${this.launcher.exitCode ?? this.launcher.signalCode}); see ${logFile}`);
         return Promise.resolve(welcomed);
       },
       180_000,
       250,
     );
-    this.apiUrls = ['api-1', 'api-2'].map((l) => this.appUrls.get(l) ?? '');
+    this.apiUrls = ['api-1', 'api-2'].map((l) => {
+      const url = this.appUrls.get(l);
+      if (!url) throw new Error(`npm start did not say where ${l} listens; see ${logFile}`);
+      return url;
+    });
     const dataDir = this.env.DATA_DIR!;
     this.operatorToken = (JSON.parse(readFileSync(join(dataDir, 'dev-operator.json'), 'utf8')) as { token: string }).token;
     const sandbox = JSON.parse(readFileSync(join(dataDir, 'sandbox-merchant.json'), 'utf8')) as Merchant;
@@ -158,6 +175,12 @@ export class ChaosStack {
     await this.cli(['merchant:set-limits', '--merchant', merchantId, '--reads', '100000', '--writes', '100000']);
   }
 
+  /** The keys the stack runs with (npm start's development keys): each key's base64 value, for the log scan. */
+  keyMaterial(): string[] {
+    const file = readFileSync(join(this.env.DATA_DIR!, 'dev-keys.env'), 'utf8');
+    return [...file.matchAll(/[A-Za-z0-9+/]{40,}={0,2}/g)].map((m) => m[0]);
+  }
+
   /** The pid of each running replica, by its label (REPLICA_NAME in its environment). */
   replicas(): Map<string, number> {
     const out = new Map<string, number>();
@@ -180,26 +203,58 @@ export class ChaosStack {
   kill(label: string): number | undefined {
     const pid = this.replicas().get(label);
     if (pid === undefined) return undefined;
-    process.kill(pid, 'SIGKILL');
-    return pid;
+    try {
+      process.kill(pid, 'SIGKILL');
+      return pid;
+    } catch {
+      return undefined; // it exited between the look and the kill
+    }
+  }
+
+  /** Whether the launcher is still running (it stops only when asked, or when it cannot restart a replica). */
+  launcherRunning(): boolean {
+    return this.launcher.exitCode === null && this.launcher.signalCode === null;
   }
 
   get logsDir(): string {
     return join(this.dir, 'data', 'logs');
   }
 
-  /** Ctrl-C to the launcher (it stops the apps), then the simulators, the proxy and the servers. */
-  async stop(): Promise<void> {
-    if (this.launcher.exitCode === null) {
-      this.launcher.kill('SIGINT');
-      if ((await within(this.launcherExited, 90_000)) === undefined) {
-        for (const pid of this.replicas().values()) process.kill(pid, 'SIGKILL');
-        this.launcher.kill('SIGKILL');
+  /** Ctrl-C to the launcher (it stops the apps), then the simulators, the proxy and the servers; each step whatever the others did. */
+  stop(): Promise<void> {
+    // Once, however many ask (the run's end and a Ctrl-C).
+    this.stopping ??= this.stopOnce();
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | undefined;
+
+  private async stopOnce(): Promise<void> {
+    const step = async (what: string, run: () => Promise<unknown>) => {
+      try {
+        await run();
+      } catch (e) {
+        process.stdout.write(`stopping ${what}: ${(e as Error).message}\n`);
       }
-    }
-    await Promise.all([this.simulators.cielo.stop(), this.simulators.erede.stop()]);
-    await this.proxy.close();
-    await Promise.all([this.redis.stop('SIGTERM'), this.pg.stop('fast')]);
+    };
+    await step('the launcher', async () => {
+      if (!this.launcherRunning()) return;
+      this.launcher.kill('SIGINT');
+      // It stops the replicas one by one, each with a grace of 20 s.
+      if ((await within(this.launcherExited, 240_000)) !== undefined) return;
+      for (const pid of this.replicas().values()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      this.launcher.kill('SIGKILL');
+    });
+    await step('the simulators', () => Promise.all([this.simulators.cielo.stop(), this.simulators.erede.stop()]));
+    await step('the Redis proxy', () => this.proxy.close());
+    await step('Redis', () => this.redis.stop('SIGTERM'));
+    await step('Postgres', () => this.pg.stop('fast'));
   }
 }
 
