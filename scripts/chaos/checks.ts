@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import type { Arrival } from './listener';
 import type { Call } from './load';
+import { sandboxBooks } from './books';
 import type { ChaosStack, Merchant } from './stack';
 
 /** One check's verdict: `failures` name the transactions (or requests, or files) at fault. */
@@ -289,6 +290,7 @@ export async function recordChecks(
       allDecided(calls, rec),
       { ...hooks, ok: hooks.ok && leaked.length === 0, failures: [...hooks.failures, ...leaked] },
       await rebillCycles(db, ids, runsDue),
+      await sandboxBooks(db),
       answersHonest(calls, apiDown),
     ];
   } finally {
