@@ -8,9 +8,9 @@
  * docs/operations/chaos.md says how to read it.
  */
 import { randomInt } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { repoRoot, sleep } from '../lib/processes';
 import { CheckResult, recordChecks, RunDue } from './checks';
 import { cliCheck, drain } from './drain';
@@ -126,14 +126,14 @@ async function main(): Promise<number> {
     listener = await ChaosListener.start({ seed: o.seed, failShare: 0.1, slowShare: 0.05, slowMs: 1_500, leaks: leaksCardData });
     const l = listener;
     const load = new Load(o.seed, stack.apiUrls, merchants, (m) => l.urlFor(m.merchantId, m.webhookSecret), `C${o.seed.toString(36)}`);
-    const { start, records, runsDue } = await loadUnderFaults(stack, load, plan, o, b.drainS);
+    const { start, records, runsDue, runDueFailures } = await loadUnderFaults(stack, load, plan, o, b.drainS);
 
     const all = Object.values(merchants);
     const drained = await drain(stack, l, all, b.drainS);
     const figures = loadFigures(load.calls, records, start, quietS, o.durationS);
     const checks = [
       ...(await allChecks(stack, load, l, all, dir, runsDue, apiDownFrom(records))),
-      runChecks(stack, records, figures.quietSalesPerS, o.rate),
+      runChecks(stack, records, figures.quietSalesPerS, o.rate, runDueFailures),
     ];
     printTable(checks, records, start, load.calls, figures, drained);
     failed = checks.some((c) => !c.ok);
@@ -179,6 +179,7 @@ function writeReport(
     loadavg: loadavg(),
     files: r.dir,
   };
+  mkdirSync(dirname(resolve(o.report)), { recursive: true });
   writeFileSync(resolve(o.report), JSON.stringify(report, null, 2) + '\n');
   say(`report: ${resolve(o.report)}`);
 }
@@ -208,7 +209,7 @@ async function loadUnderFaults(
   plan: PlannedFault[],
   o: Options,
   drainS: number,
-): Promise<{ start: number; records: FaultRecord[]; runsDue: RunDue[] }> {
+): Promise<{ start: number; records: FaultRecord[]; runsDue: RunDue[]; runDueFailures: string[] }> {
   // Let every merchant's cached credentials and limits settle before the clock starts.
   await sleep(1_500);
   const start = Date.now();
@@ -237,23 +238,32 @@ async function loadUnderFaults(
     })(),
   ];
   const runsDue: RunDue[] = [];
+  const runDueFailures: string[] = [];
+  /** Passes that outlived their own --timeout-s: not a loss (a later pass charges the same cycles), but said. */
+  const runDueStuck: string[] = [];
   const due = [0.4, 0.8].map(async (share, k) => {
     await sleep(start + share * o.durationS * 1000 - Date.now());
     const asOf = new Date(Date.now() + (k + 1) * 86_400_000 + 60_000).toISOString();
-    // Tried until it runs through: Postgres may be away when it starts.
-    for (let attempt = 1; attempt <= 40; attempt++) {
+    // Tried until it runs through (Postgres may be away when it starts), at most until two minutes
+    // after the load; one that never ran through fails the run.
+    while (Date.now() < start + (o.durationS + 120) * 1000) {
       const startedAt = Date.now();
-      const r = await stack.cliRaw<{ opened?: number }>(['rebill:run-due', '--as-of', asOf, '--timeout-s', '60']);
-      say(`${at()}  rebill:run-due --as-of ${asOf}: exit ${r.code}, ${r.json?.opened ?? 0} charges opened`);
+      // Its own --timeout-s bounds the wait for outcomes; one still running 30 s past it is stuck.
+      const r = await stack.cliRaw<{ opened?: number }>(['rebill:run-due', '--as-of', asOf, '--timeout-s', '60'], 90_000);
+      const how = r.code === null ? 'still running 90 s later, killed' : `exit ${r.code}`;
+      say(`${at()}  rebill:run-due --as-of ${asOf}: ${how}, ${r.json?.opened ?? 0} charges opened`);
+      if (r.code === null) runDueStuck.push(`rebill:run-due --as-of ${asOf} started at ${new Date(startedAt).toISOString()}: ${how}`);
       if (r.code === 0) return runsDue.push({ startedAt, asOf, cycles: k + 2 });
       await sleep(15_000);
     }
+    runDueFailures.push(`rebill:run-due --as-of ${asOf} never ran through`);
   });
   await load.drive(o.rate, start + o.durationS * 1000);
   const skipped = load.skipped ? `, ${load.skipped} flows not started (too many in flight)` : '';
   say(`load over: ${load.calls.length} requests${skipped}; waiting for the faults and flows in flight`);
   await Promise.all([...faults, ...due, load.settle()]);
-  return { start, records, runsDue };
+  for (const line of runDueStuck) say(`noticed: ${line}`);
+  return { start, records, runsDue, runDueFailures };
 }
 
 const SERVER_FAULTS: PlannedFault['kind'][] = ['redis-restart', 'postgres-restart', 'postgres-outage'];
@@ -265,8 +275,9 @@ function apiDownFrom(records: FaultRecord[]): (api: string, from: number, to: nu
 }
 
 /** The run itself: every fault injected, every killed replica back, the launcher up, and sales served in the quiet head. */
-function runChecks(stack: ChaosStack, records: FaultRecord[], quietSalesPerS: number, rate: number): CheckResult {
+function runChecks(stack: ChaosStack, records: FaultRecord[], quietSalesPerS: number, rate: number, more: string[]): CheckResult {
   const failures = [
+    ...more,
     ...records.filter((r) => r.error).map((r) => `${describe(r)}: ${r.error}`),
     ...records
       .filter((r) => r.kind === 'kill' && !r.recoveredAt)
