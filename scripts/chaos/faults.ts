@@ -79,10 +79,7 @@ export async function inject(stack: ChaosStack, f: PlannedFault, record: FaultRe
       await sec(f.durationS);
       await stack.redis.start();
       break;
-    case 'postgres-restart':
-      await stack.pg.stop('immediate');
-      await stack.pg.start();
-      break;
+    case 'postgres-restart': // durationS 0: started again at once
     case 'postgres-outage':
       await stack.pg.stop('immediate');
       await sec(f.durationS);

@@ -54,9 +54,9 @@ export class ChaosStack {
     const undo = async () => {
       for (const s of started.reverse()) await s.stop().catch(() => undefined);
     };
-    const all = async <T extends { stop(how?: string): Promise<unknown> }>(starting: Promise<T>[]): Promise<T[]> => {
+    const all = async <T>(starting: Promise<T>[], stop: (started: T) => Promise<unknown>): Promise<T[]> => {
       const settled = await Promise.allSettled(starting);
-      for (const r of settled) if (r.status === 'fulfilled') started.push({ stop: () => r.value.stop('SIGKILL') });
+      for (const r of settled) if (r.status === 'fulfilled') started.push({ stop: () => stop(r.value) });
       const failed = settled.find((r) => r.status === 'rejected');
       if (failed) {
         await undo();
@@ -64,18 +64,23 @@ export class ChaosStack {
       }
       return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
     };
-    const [pg, redis] = await all<PrivateServer>([
-      // Durable (fsync, synchronous commits) as in production: an immediate stop must not lose a commit the gateway answered for.
-      startPrivatePostgresCluster({ dir: join(dir, 'pg'), durable: true, settings: ['max_connections = 300'] }),
-      startPrivateRedisServer({ dir: join(dir, 'redis'), persistent: true }),
-    ]);
-    // Postgres's stop takes a pg_ctl mode, not a signal.
-    started[0] = { stop: () => pg.stop('immediate') };
-    const [proxy] = await all([DelayProxy.start(redis.port).then((p) => Object.assign(p, { stop: () => p.close() }))]);
-    const [cielo, erede] = await all([
-      startSimulator(root, 'cielo', 0, { logFile: join(dir, 'simulator-cielo.log') }),
-      startSimulator(root, 'erede', 0, { logFile: join(dir, 'simulator-erede.log') }),
-    ]);
+    const [pg, redis] = await all<PrivateServer>(
+      [
+        // Durable (fsync, synchronous commits) as in production: an immediate stop must not lose a commit the gateway answered for.
+        startPrivatePostgresCluster({ dir: join(dir, 'pg'), durable: true, settings: ['max_connections = 300'] }),
+        startPrivateRedisServer({ dir: join(dir, 'redis'), persistent: true }),
+      ],
+      // Postgres's stop takes a pg_ctl mode, Redis's a signal.
+      (server) => server.stop(server.kind === 'postgres' ? 'immediate' : 'SIGKILL'),
+    );
+    const [proxy] = await all([DelayProxy.start(redis.port)], (p) => p.close());
+    const [cielo, erede] = await all(
+      [
+        startSimulator(root, 'cielo', 0, { logFile: join(dir, 'simulator-cielo.log') }),
+        startSimulator(root, 'erede', 0, { logFile: join(dir, 'simulator-erede.log') }),
+      ],
+      (sim) => sim.stop(),
+    );
     const env = await stackEnv(join(dir, 'data'), budgets, withDatabase(pg.url, 'gateway_chaos'), proxy.url, cielo.url, erede.url);
     const launcher = spawn(process.execPath, [join(root, 'dist', 'scripts', 'start.js'), '--scale', SCALE], {
       cwd: root,
