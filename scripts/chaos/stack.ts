@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { withDatabase } from '../lib/database';
 import { operatorCliJson, runOperatorCli, CliRun } from '../lib/launcher';
-import { freePort, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from '../lib/local-servers';
+import { freeServerPort, PrivateServer, startPrivatePostgresCluster, startPrivateRedisServer } from '../lib/local-servers';
 import { within, waitUntil } from '../lib/processes';
 import { RunningSimulator, simulatorVariables, startSimulator } from '../lib/simulators';
 import { DelayProxy } from './redis-proxy';
@@ -280,8 +280,8 @@ async function stackEnv(
     REDIS_URL: redisUrl,
     REDIS_CLUSTER_NODES: '',
     QUEUE_PREFIX: 'gwchaos',
-    PORT: String(await freePort()),
-    CONSOLE_PORT: String(await freePort()),
+    PORT: String(await freeServerPort()),
+    CONSOLE_PORT: String(await freeServerPort()),
     ...simulatorVariables('cielo', cieloUrl),
     ...simulatorVariables('erede', eredeUrl),
     // Changed merchants' limits and accounts apply within a second.

@@ -49,6 +49,20 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A free port below Linux's ephemeral range (32768 and up), for a server started some seconds
+ * later by another process (npm start binds its PORT after its migrations): a port the OS handed
+ * out as ephemeral may meanwhile be taken by any outgoing connection, one below that range only by
+ * another server.
+ */
+export async function freeServerPort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await isPortFree(port)) return port;
+  }
+  return freePort();
+}
+
 export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = createServer();

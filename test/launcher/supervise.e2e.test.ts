@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dropDatabase, withDatabase } from '../../scripts/lib/database';
-import { freePort } from '../../scripts/lib/local-servers';
+import { freeServerPort } from '../../scripts/lib/local-servers';
 import { repoRoot } from '../../scripts/lib/processes';
 
 /** `npm start` as an operator runs it, on this run's Postgres and Redis, with a database of its own. */
@@ -40,8 +40,8 @@ describe('npm start supervises its apps', () => {
         ...process.env,
         DATA_DIR: dataDir,
         DATABASE_URL: database,
-        PORT: String(await freePort()),
-        CONSOLE_PORT: String(await freePort()),
+        PORT: String(await freeServerPort()),
+        CONSOLE_PORT: String(await freeServerPort()),
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
