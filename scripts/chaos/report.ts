@@ -55,7 +55,6 @@ export function printTable(
   for (const c of checks) {
     say(`${c.check.padEnd(44)} ${(c.ok ? 'ok' : 'FAILED').padEnd(8)} ${c.detail}`);
     for (const f of c.failures.slice(0, 20)) say(`    - ${f}`);
-    for (const n of c.notes ?? []) say(`    noticed: ${n}`);
     if (c.failures.length > 20) say(`    … and ${c.failures.length - 20} more (chaos-report.json has them all)`);
   }
   say('');

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { lastValueFrom } from 'rxjs';
+import { Patterns } from '@app/contracts';
+import { BullMqClient } from '@app/messaging';
 import { createMerchant, eventually, MerchantCredentials, runCli, runCliRaw, Stack, startStack } from '../support/stack';
 import { expectReconciled, Json, MoneyDb, receiverOf, saleBody } from '../support/money';
+import { testRedisTarget } from '../support/redis';
 
 jest.setTimeout(300_000);
 
@@ -196,15 +200,51 @@ describe('money operations under concurrency', () => {
 
   describe('claims a stopped worker left behind', () => {
     /** A claim as a worker SIGKILLed between its claim and its outcome leaves it. */
-    async function leaveClaim(id: string, kind: 'capture' | 'cancel', amount: number): Promise<string> {
+    async function leaveClaim(id: string, kind: 'capture' | 'cancel', amount: number, request = randomUUID()): Promise<string> {
       const op = randomUUID();
       await db.query(
         `WITH t AS (UPDATE transactions SET pending_operation_id = $2, pending_kind = $3, pending_amount = $4 WHERE id = $1 RETURNING id, merchant_id)
          INSERT INTO transaction_operations (id, request_id, transaction_id, merchant_id, kind, amount, operation_key) SELECT $2, $5, id, merchant_id, $3, $4, $3 || '-' || $2 FROM t`,
-        [id.toLowerCase(), op, kind, amount, randomUUID()],
+        [id.toLowerCase(), op, kind, amount, request],
       );
       return `${kind}-${op}`;
     }
+
+    it('the dead worker\'s job delivered again too late to start: the claim\'s outcome (503 while open), never 038 "nothing was done"', async () => {
+      const id = await start('authorize', 10_000);
+      const request = randomUUID();
+      const key = await leaveClaim(id, 'capture', 4_000, request);
+      // The job as BullMQ hands it to another tokenizer once the dead one's lock lapses: the same
+      // operation id, and the API's wait (notAfter) already too short for an acquirer call.
+      const client = new BullMqClient({ connection: testRedisTarget(), prefix: process.env.QUEUE_PREFIX!, replyTimeoutMs: 10_000 });
+      await client.connect();
+      const redelivered = () =>
+        lastValueFrom(
+          client.send(Patterns.CardCapture, {
+            merchantId: shop.internalId,
+            transactionId: id,
+            amount: 4_000,
+            operationId: request,
+            notAfter: Date.now(),
+          }),
+        );
+      try {
+        await expect(redelivered()).rejects.toMatchObject({ payload: { kind: 'unavailable' } });
+        // The acquirer ran the capture before the worker died; the reconciler records it.
+        const tid = (await db.recorded(id)).tid;
+        await db.query(`INSERT INTO sandbox_calls (operation_key, kind, amount, tid, result) VALUES ($1, 'capture', 4000, $2, $3)`, [
+          key,
+          tid,
+          JSON.stringify({ outcome: 'approved', returnCode: '00', returnMessage: 'Captured', tid, nsu: '3' }),
+        ]);
+        await eventually(async () => expect(await db.recorded(id)).toMatchObject({ held: false, captured: 4_000 }), { timeoutMs: 15_000 });
+        // Delivered once more, it is answered with what was applied, and nothing is applied again.
+        await expect(redelivered()).resolves.toMatchObject({ capturedAmount: 4_000 });
+        await expectAgreement(id, { captures: 1, cancels: 0 });
+      } finally {
+        await client.close();
+      }
+    });
 
     it('a claim the acquirer never heard of: waiters get 409 038 (safe to retry), then the reconciler releases it and fences the key', async () => {
       const id = await start('sale', 10_000);

@@ -73,12 +73,13 @@ export class MoneyOperationsService {
     // Started no later than the acquirer call can still finish before the API stops waiting.
     const deadline = Math.min(Date.now() + this.config.operationWaitMs, (req.notAfter ?? Infinity) - this.config.acquirerTimeoutMs);
     const wait = deadline - Date.now();
-    if (wait <= 0) return Promise.reject(lateStart());
+    if (wait <= 0) return this.unstarted(kind, req, lateStart());
     return this.turns
       .acquire(req.transactionId.toLowerCase(), () => this.operateInTurn(kind, req, deadline), { timeout: wait })
       .catch((e: Error) => {
         if (e instanceof DomainError) throw e;
-        if (e.message.startsWith('async-lock timed out') || e.message.startsWith('Too many pending tasks')) throw busy();
+        if (e.message.startsWith('async-lock timed out') || e.message.startsWith('Too many pending tasks'))
+          return this.unstarted(kind, req, busy());
         if (e.message.startsWith('Maximum execution time'))
           throw unavailable('The operation did not finish in time; retry with the same Idempotency-Key.');
         throw e;
@@ -88,25 +89,10 @@ export class MoneyOperationsService {
   private async operateInTurn(kind: OperationKind, req: CaptureRequest, deadline: number): Promise<TransactionView> {
     for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
       const known = await this.operations.findByRequest(req.operationId);
-      if (known) {
-        // The same id for another request can only be a collision or a forged job: never its answer.
-        if (
-          known.kind !== kind ||
-          known.transaction_id !== req.transactionId.toLowerCase() ||
-          (req.amount !== undefined && Number(known.amount) !== req.amount)
-        ) {
-          throw new DomainError(
-            'conflict',
-            ErrorCodes.IdempotencyConflict,
-            'This Idempotency-Key was already used for another operation.',
-            'Idempotency-Key',
-          );
-        }
-        return this.answerKnown(known);
-      }
+      if (known) return this.answerKnown(sameRequest(known, kind, req));
       const row = await this.transactions.findByMerchantAndId(req.merchantId, req.transactionId.toLowerCase());
       if (!row) throw notFound();
-      if (Date.now() >= deadline) throw row.pending_operation_id ? busy() : lateStart();
+      if (Date.now() >= deadline) return this.unstarted(kind, req, row.pending_operation_id ? busy() : lateStart());
       if (row.pending_operation_id) {
         // Held by an operation of another process (or of a dead one, until the reconciler settles it).
         await sleep(Math.min(pause, deadline - Date.now()));
@@ -123,6 +109,20 @@ export class MoneyOperationsService {
       }
       // The transaction changed since it was read: judge again against what it is now.
     }
+  }
+
+  /**
+   * A request that cannot start in time. "Nothing was done" is the answer only if no earlier
+   * delivery of it claimed the transaction: a job retried after its worker died holding the claim
+   * finds that claim here (and may be the very claim the others wait for). Its outcome is then the
+   * answer, or, still open, a 503: the reconciler settles it with the acquirer, and a delivery this
+   * late never calls the acquirer itself.
+   */
+  private async unstarted(kind: OperationKind, req: CaptureRequest, refusal: DomainError): Promise<TransactionView> {
+    const known = await this.operations.findByRequest(req.operationId);
+    if (!known) throw refusal;
+    if (sameRequest(known, kind, req).state === 'pending') throw unavailable(LOST_ANSWER);
+    return this.answerKnown(known);
   }
 
   /** Holds the claim: asks the acquirer, then records its answer and releases the claim. */
@@ -228,4 +228,24 @@ export class MoneyOperationsService {
     if (op.state === 'voided') throw unavailable('The acquirer never received the operation and nothing was done; retry it.');
     throw conflict(ErrorCodes.InvalidState, `The acquirer refused the ${op.kind}: ${result.returnMessage} (${result.returnCode}).`);
   }
+}
+
+/**
+ * The operation recorded for this request id. The same id for another request can only be a
+ * collision or a forged job: never its answer.
+ */
+function sameRequest(known: OperationRow, kind: OperationKind, req: CaptureRequest): OperationRow {
+  if (
+    known.kind !== kind ||
+    known.transaction_id !== req.transactionId.toLowerCase() ||
+    (req.amount !== undefined && Number(known.amount) !== req.amount)
+  ) {
+    throw new DomainError(
+      'conflict',
+      ErrorCodes.IdempotencyConflict,
+      'This Idempotency-Key was already used for another operation.',
+      'Idempotency-Key',
+    );
+  }
+  return known;
 }
