@@ -4,11 +4,12 @@
  * Postgres and Redis are real dependencies, so first make sure both answer: use running servers,
  * else Docker Compose, else private servers under DATA_DIR (when PostgreSQL and Redis are
  * installed). Then the one-time development state (keys, database, sandbox merchant), then the
- * four apps as child processes until Ctrl-C. Running it again reuses everything it made.
+ * apps as child processes until Ctrl-C (with `--with-prometheus`, a Prometheus scraping them). Running
+ * it again reuses everything it made.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Scale, scaleFromArgs } from './lib/scale';
+import { StartArgs, startArgs } from './lib/scale';
 import { ensureDevKeys } from './lib/dev-keys';
 import { devInstance } from './lib/dev-instance';
 import { repoRoot } from './lib/processes';
@@ -18,16 +19,18 @@ import { ensureInfrastructure } from './quick-start/infrastructure';
 import { appEnvironment, ensureDevOperator, ensureSandboxMerchant, prepareDatabase, requireBuild } from './quick-start/dev-state';
 import { startApps, startSimulators, superviseFromNowOn, waitUntilHealthy } from './quick-start/apps';
 import { printWelcome } from './quick-start/welcome';
+import { startPrometheusBeside } from './quick-start/prometheus';
 
 async function main(): Promise<void> {
   installSignalHandlers();
   // Checked before anything starts: a mistyped --scale costs nothing.
-  let scale: Scale;
+  let args: StartArgs;
   try {
-    scale = scaleFromArgs(process.argv.slice(2));
+    args = startArgs(process.argv.slice(2));
   } catch (e) {
     throw new StartError((e as Error).message);
   }
+  const { scale } = args;
   const root = repoRoot();
   // Absolute, because the children resolve it against their own working directory.
   const dataDir = resolve(process.env.DATA_DIR || '.data');
@@ -59,7 +62,8 @@ async function main(): Promise<void> {
   await waitUntilHealthy(apps);
   // From here on a replica that dies is restarted; the child processes keep us alive until a signal.
   superviseFromNowOn();
-  printWelcome(merchant, operator, dataDir, apps, env, simulators);
+  const prometheus = args.withPrometheus ? await startPrometheusBeside(root, dataDir, logsDir, apps) : undefined;
+  printWelcome(merchant, operator, dataDir, apps, env, simulators, prometheus);
 }
 
 main().catch(async (e) => {

@@ -39,12 +39,21 @@ export function parseScale(spec: string, source = '--scale'): Scale {
   return scale;
 }
 
+/** What `npm start` was asked for on its command line. */
+export interface StartArgs {
+  scale: Scale;
+  /** `--with-prometheus`: also run a Prometheus scraping every replica, with the alert rules (scripts/lib/prometheus.ts). */
+  withPrometheus: boolean;
+}
+
 /**
  * The scale asked for on the command line (`--scale x=n` or `--scale=x=n`), else in SCALE, else
- * one of each. Any other argument is refused, so a mistyped flag is not silently ignored.
+ * one of each; and `--with-prometheus`. Any other argument is refused, so a mistyped flag is not
+ * silently ignored.
  */
-export function scaleFromArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Scale {
+export function startArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): StartArgs {
   let spec: { text: string; source: string } | undefined;
+  let withPrometheus = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--scale') {
@@ -52,12 +61,20 @@ export function scaleFromArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
       spec = { text: argv[++i], source: '--scale' };
     } else if (arg.startsWith('--scale=')) {
       spec = { text: arg.slice('--scale='.length), source: '--scale' };
+    } else if (arg === '--with-prometheus') {
+      withPrometheus = true;
     } else {
-      throw new ScaleError(`unknown argument "${arg}"; the one option is --scale app=count[,app=count…]`);
+      throw new ScaleError(`unknown argument "${arg}"; the options are --scale app=count[,app=count…] and --with-prometheus`);
     }
   }
   if (!spec && env.SCALE) spec = { text: env.SCALE, source: 'SCALE' };
-  return spec ? parseScale(spec.text, spec.source) : parseScale(APP_NAMES.map((n) => `${n}=1`).join(','));
+  const scale = spec ? parseScale(spec.text, spec.source) : parseScale(APP_NAMES.map((n) => `${n}=1`).join(','));
+  return { scale, withPrometheus };
+}
+
+/** The scale alone (see startArgs). */
+export function scaleFromArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Scale {
+  return startArgs(argv, env).scale;
 }
 
 /** The name of replica `index` (1-based) of `n`: the app's own name when it runs alone, else tokenizer-1, tokenizer-2… */

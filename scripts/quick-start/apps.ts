@@ -128,6 +128,13 @@ interface Replica {
   crashLoop?: number;
 }
 
+/** Told, with the processes now, each time a replica is started again (the Prometheus targets follow). */
+const restartListeners: ((apps: readonly LaunchedApp[]) => void)[] = [];
+
+export function onReplicaRestart(listener: (apps: readonly LaunchedApp[]) => void): void {
+  restartListeners.push(listener);
+}
+
 /** From this call on, a replica that dies is restarted; before it (the stack starting), an exit stops the stack. */
 let supervising = false;
 
@@ -189,6 +196,7 @@ function onUnexpectedExit(replica: Replica, app: LaunchedApp, how: string): void
     if (at >= 0) running[at] = next;
     else running.push(next);
     watch(replica, next);
+    for (const listener of restartListeners) listener(running);
     waitForHealth(next, HEALTH_TIMEOUT_MS, 300).then(
       () => say(`${next.label}: restarted and healthy (restart ${replica.restarts})`),
       // Its exit, if that is why, is handled by watch; a replica that never answers is said.

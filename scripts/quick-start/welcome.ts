@@ -13,6 +13,7 @@ export function printWelcome(
   apps: LaunchedApp[],
   env: NodeJS.ProcessEnv,
   simulators: RunningSimulator[],
+  prometheus?: string,
 ): void {
   const apiHost = env.HOST && env.HOST !== '0.0.0.0' && env.HOST !== '::' ? env.HOST : '127.0.0.1';
   const apis = apps.filter((a) => a.name === 'api');
@@ -51,6 +52,7 @@ export function printWelcome(
     say(`Operator console: ${consoleBase}/console (sign in with your operator token); merchant portal: ${consoleBase}/portal`);
     say(`Operator dashboard: ${consoleBase}/admin/queues (Authorization: Bearer <GATEWAY_OPERATOR_TOKEN>)`);
   }
+  if (prometheus) say(`Prometheus: ${prometheus} (targets: ${prometheus}/targets, alerts: ${prometheus}/alerts)`);
   if (admin) say(`Operator CLI: GATEWAY_ADMIN_URL=${admin.url} npm run cli -- <command> (runs on the admin app, as your token's role)`);
   say(
     `Break-glass commands (key rotations, retention:run): DATABASE_URL=${redactUrl(roleUrl(env.DATABASE_URL!, 'cli', {}))} npm run cli -- <command>`,

@@ -1,6 +1,7 @@
 import { bootstrapAdmin } from '../../scripts/lib/operators';
 import { runNode, migrateEntry, repoRoot } from '../../scripts/lib/processes';
 import {
+  AppHandle,
   createMerchant,
   eventually,
   post,
@@ -11,6 +12,7 @@ import {
   startStack,
 } from '../support/stack';
 import { CANARY_CARDS } from '../fixtures/cards';
+import { sampleValue } from '../support/metrics';
 
 jest.setTimeout(180_000);
 
@@ -33,6 +35,17 @@ describe('dependency outages', () => {
         tokencard: { cardNumber: CANARY_CARDS.visa, cardHolder: 'OUTAGE', cardExpirationDate: '203012' },
       },
     });
+
+  /** dependency_up on an app's /metrics, which must answer within 3 s whatever is down. */
+  const dependencyUp = async (app: AppHandle): Promise<Record<'postgres' | 'redis', number | undefined>> => {
+    const started = Date.now();
+    const text = await (await fetch(`${app.url}/metrics`)).text();
+    expect(Date.now() - started).toBeLessThan(3000);
+    return {
+      postgres: sampleValue(text, 'dependency_up', { dependency: 'postgres' }),
+      redis: sampleValue(text, 'dependency_up', { dependency: 'redis' }),
+    };
+  };
 
   beforeAll(async () => {
     [redis, pg] = await Promise.all([startPrivateRedis(), startPrivatePostgres()]);
@@ -60,11 +73,14 @@ describe('dependency outages', () => {
     expect(down.json.result.error).toMatchObject({ code: '503' });
     expect(Date.now() - started).toBeLessThan(3000);
     expect((await fetch(`${stack.baseUrl}/health`)).status).toBe(503);
+    // Prometheus's `up` stays 1: /metrics answers, and says which dependency is down.
+    expect(await dependencyUp(stack.api)).toEqual({ postgres: 1, redis: 0 });
 
     await redis.start();
     // The client, its reply subscription and the tokenizer's workers all reconnect by themselves.
     await eventually(async () => expect((await add()).status).toBe(200), { timeoutMs: 60_000, intervalMs: 500 });
     expect((await fetch(`${stack.baseUrl}/health`)).status).toBe(200);
+    expect(await dependencyUp(stack.api)).toEqual({ postgres: 1, redis: 1 });
   });
 
   it('answers 503 while Postgres is down and serves again once it is back', async () => {
@@ -74,9 +90,12 @@ describe('dependency outages', () => {
     expect(down.json.result.error.code).toBe('503');
     expect(JSON.stringify(down.json)).not.toContain(CANARY_CARDS.visa);
     expect((await fetch(`${stack.baseUrl}/health`)).status).toBe(503);
+    // The tokenizer's scrape also reads the outbox lag from Postgres: it gives up in time, and says why.
+    expect(await dependencyUp(stack.tokenizer)).toEqual({ postgres: 0, redis: 1 });
 
     await pg.start();
     await eventually(async () => expect((await add()).status).toBe(200), { timeoutMs: 60_000, intervalMs: 500 });
     expect(stack.api.isRunning() && stack.tokenizer.isRunning()).toBe(true);
+    await eventually(async () => expect(await dependencyUp(stack.tokenizer)).toEqual({ postgres: 1, redis: 1 }));
   });
 });

@@ -3,7 +3,7 @@ import { createServer, Server } from 'node:net';
 import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { parseScale, replicaName, replicaPorts, scaleFromArgs } from '../../scripts/lib/scale';
+import { parseScale, replicaName, replicaPorts, scaleFromArgs, startArgs } from '../../scripts/lib/scale';
 import { repoRoot } from '../../scripts/lib/processes';
 
 /** `npm start -- --scale app=n`: what it accepts, what it refuses (with the reason), and the ports it hands out. */
@@ -43,6 +43,13 @@ describe('quick start --scale', () => {
     expect(() => scaleFromArgs([], { SCALE: 'x=1' })).toThrow('SCALE: unknown app "x"');
     expect(() => scaleFromArgs(['--scal', 'api=2'], {})).toThrow('unknown argument "--scal"');
     expect(() => scaleFromArgs(['--scale'], {})).toThrow('--scale needs app=count entries');
+  });
+
+  it('takes --with-prometheus beside --scale, in any order', () => {
+    expect(startArgs([], {}).withPrometheus).toBe(false);
+    expect(startArgs(['--with-prometheus', '--scale', 'notifier=2'], {})).toMatchObject({ withPrometheus: true, scale: { notifier: 2 } });
+    expect(startArgs(['--scale=api=2', '--with-prometheus'], {})).toMatchObject({ withPrometheus: true, scale: { api: 2 } });
+    expect(() => startArgs(['--with-prometheus=yes'], {})).toThrow('the options are --scale app=count[,app=count…] and --with-prometheus');
   });
 
   it('names replicas app-1, app-2… and a lone process by its app', () => {

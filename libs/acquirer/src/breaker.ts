@@ -10,6 +10,7 @@ import {
   SaleBooks,
   SaleRef,
 } from './acquirer.connector';
+import { acquirerCircuitOpen } from './acquirer-metrics';
 
 export interface BreakerSettings {
   /** Of the calls in the rolling window, the share that fails (percent) before the breaker opens. */
@@ -50,9 +51,12 @@ export class BreakerConnector implements AcquirerConnector {
       // Only outages count against the acquirer: a decline, a 4xx or a bug in the caller does not.
       errorFilter: (e: unknown) => !isOutage(e),
     });
-    this.breaker.on('open', () => onStateChange?.('open'));
-    this.breaker.on('halfOpen', () => onStateChange?.('half-open'));
-    this.breaker.on('close', () => onStateChange?.('closed'));
+    // acquirer_circuit_open: 1 from the moment it opens until a trial call closes it again.
+    const gauge = (open: boolean) => acquirerCircuitOpen.set({ acquirer: this.name }, open ? 1 : 0);
+    gauge(false);
+    this.breaker.on('open', () => (gauge(true), onStateChange?.('open')));
+    this.breaker.on('halfOpen', () => (gauge(true), onStateChange?.('half-open')));
+    this.breaker.on('close', () => (gauge(false), onStateChange?.('closed')));
   }
 
   get opened(): boolean {

@@ -5,6 +5,7 @@ import { AcquirerConnector } from './acquirer.connector';
 import { BreakerConnector, BreakerSettings } from './breaker';
 import { CieloConnector } from './cielo/cielo.connector';
 import { EredeConnector } from './erede/erede.connector';
+import { MeteredConnector } from './metered';
 import { AcquirerRouter, RoutingSource } from './router';
 
 /** Where the real acquirers are, and how long the gateway waits for them (docs/acquirers.md). */
@@ -61,8 +62,9 @@ export function accountsSource(accounts: AcquirerAccountsRepository, secrets: Ke
 }
 
 /**
- * The three connectors (the real ones each behind its breaker) and the router that picks one per
- * sale. `onBreaker` hears each breaker's state changes (the tokenizer logs them and counts them).
+ * The three connectors (the real ones each behind its breaker, every one timed and counted on
+ * /metrics) and the router that picks one per sale. `onBreaker` hears each breaker's state
+ * changes (the tokenizer logs them; acquirer_circuit_open shows them).
  */
 export function createAcquirerRouter(
   sandbox: AcquirerConnector,
@@ -70,11 +72,13 @@ export function createAcquirerRouter(
   source: RoutingSource,
   onBreaker?: (acquirer: string, state: 'open' | 'half-open' | 'closed') => void,
 ): AcquirerRouter {
-  const guarded = (c: AcquirerConnector) => new BreakerConnector(c, settings.breaker, (state) => onBreaker?.(c.name, state));
+  // Every call is measured outside the breaker: a call it refuses counts as unavailable (acquirer_* metrics).
+  const guarded = (c: AcquirerConnector) =>
+    new MeteredConnector(new BreakerConnector(c, settings.breaker, (state) => onBreaker?.(c.name, state)));
   const http = { connectTimeoutMs: settings.connectTimeoutMs, responseTimeoutMs: settings.responseTimeoutMs };
   return new AcquirerRouter(
     {
-      sandbox,
+      sandbox: new MeteredConnector(sandbox),
       cielo: guarded(
         new CieloConnector({
           apiUrl: settings.cieloApiUrl,

@@ -6,3 +6,5 @@ export * from './breaker';
 export * from './router';
 export * from './connectors';
 export * from './outcomes';
+export * from './metered';
+export * from './acquirer-metrics';

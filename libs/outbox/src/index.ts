@@ -1,1 +1,2 @@
 export * from './outbox.relay';
+export * from './outbox-metrics';

@@ -1,6 +1,7 @@
 import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { OutboxRepository } from '@app/persistence';
 import { safeErrorText } from '@app/platform/safe-error';
+import { measureOutboxLagWith } from './outbox-metrics';
 
 export type Publish = (event: string, id: string, payload: unknown) => Promise<unknown>;
 
@@ -27,6 +28,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   ) {}
 
   onApplicationBootstrap(): void {
+    // The process that relays is the one that reports how far behind the relay is.
+    measureOutboxLagWith(() => this.outbox.oldestUnpublishedAgeSeconds());
     this.schedule(0);
   }
 

@@ -5,6 +5,7 @@ import { register, collectDefaultMetrics, Gauge } from 'prom-client';
 import type { RedisTarget } from './env';
 import { OPS_REDIS, RedisHealthIndicator } from './redis-health';
 import { startPauseMonitors } from './pauses';
+import { DependencyProbe } from './dependency-metrics';
 
 @ApiExcludeController()
 @Controller()
@@ -49,7 +50,7 @@ class MetricsController {
 
 let defaultMetricsStarted = false;
 
-/** /health, /live and /metrics, the same on every app (the workers serve them on HEALTH_PORT). */
+/** /health, /live and /metrics (with dependency_up), the same on every app (the workers serve them on HEALTH_PORT). */
 @Module({})
 export class OpsModule {
   static forRoot(opts: { app: string; redis: RedisTarget }): DynamicModule {
@@ -68,7 +69,7 @@ export class OpsModule {
       module: OpsModule,
       imports: [TerminusModule.forRoot({ logger: false, errorLogStyle: 'json' })],
       controllers: [HealthController, LiveController, MetricsController],
-      providers: [{ provide: OPS_REDIS, useValue: opts.redis }, RedisHealthIndicator],
+      providers: [{ provide: OPS_REDIS, useValue: opts.redis }, RedisHealthIndicator, DependencyProbe],
     };
   }
 }

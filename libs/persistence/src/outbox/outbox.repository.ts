@@ -30,4 +30,18 @@ export class OutboxRepository {
       return rows.length;
     });
   }
+
+  /**
+   * Seconds since the oldest event not yet published was written (0 when none waits): the relay's
+   * lag, read on each scrape. One index lookup (outbox_unpublished), bounded to 1 s by the server.
+   */
+  async oldestUnpublishedAgeSeconds(): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL statement_timeout = '1s'`);
+      const rows: { age: number | null }[] = await tx.query(
+        'SELECT EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM outbox WHERE published_at IS NULL',
+      );
+      return Math.max(0, rows[0]?.age ?? 0);
+    });
+  }
 }
