@@ -83,6 +83,14 @@ describe('the operator console in a browser', () => {
     const attempts = page.locator('#attempts tbody tr');
     expect(await attempts.count()).toBe(10);
     expect(await attempts.first().textContent()).toMatch(/500[\s\S]*http_status/);
+    // Each attempt links to its trace in the operator's store (TRACE_URL_TEMPLATE).
+    const [, traceId] =
+      /^https:\/\/traces\.example\/trace\/([0-9a-f]{32})$/.exec(
+        (await attempts.first().locator('td.trace a').getAttribute('href')) ?? '',
+      ) ?? [];
+    expect(traceId).toBeDefined();
+    // Every attempt, the retries too, is a span of the status change's trace.
+    expect(await attempts.locator('td.trace a').allTextContents()).toEqual(Array.from({ length: 10 }, () => traceId));
     const text = (await page.content()).replace(/\s+/g, '');
     expect(text).not.toContain(SANDBOX_CARDS[1]);
     expect(await page.textContent('#body')).toContain('"');

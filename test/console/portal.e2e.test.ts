@@ -113,6 +113,8 @@ describe('the merchant portal in a browser', () => {
 
     await page.goto(`${stack.consoleUrl}/portal/deliveries/${a.id}`);
     expect(await page.locator('#attempts tbody tr').count()).toBe(10);
+    // The gateway's traces are not the merchant's: no trace column in the portal.
+    expect(await page.locator('#attempts th').allTextContents()).not.toContain('Trace');
     // Not even with a valid CSRF token can it replay another merchant's delivery.
     const csrf = (await page.getAttribute('input[name=_csrf]', 'value')) ?? '';
     const foreign = await page.request.post(`${stack.consoleUrl}/portal/deliveries/${b.id}/replay`, {

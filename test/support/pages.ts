@@ -3,6 +3,7 @@ import { Browser, BrowserContext } from 'playwright-core';
 import { launchChromium, SHOTS } from './console-browser';
 import { LOCAL_LISTENER_ENV } from './deliveries';
 import { Listener } from './listener';
+import { OtlpReceiver } from './otlp';
 import { receiverOf, saleBody } from './money';
 import { eventually, MerchantCredentials, Stack, startStack } from './stack';
 
@@ -52,7 +53,11 @@ export interface PageSuite {
   browser: Browser;
   /** Closed after the suite. */
   contexts: BrowserContext[];
+  otlp: OtlpReceiver;
 }
+
+/** The console's TRACE_URL_TEMPLATE in the page suites. */
+export const TRACE_URL = 'https://traces.example/trace/{traceId}';
 
 /**
  * Registers the beforeAll and afterAll of a page suite: a database client, a listener, the whole
@@ -65,7 +70,12 @@ export function pageSuite(): PageSuite {
     suite.db = new Client({ connectionString: process.env.DATABASE_URL });
     await suite.db.connect();
     suite.listener = await new Listener().start();
-    suite.stack = await startStack({}, { withConsole: true, envFor: { notifier: FAST_FAILING_NOTIFIER } });
+    // Traced, so each attempt has a trace the console links to (the spans go to a receiver here).
+    suite.otlp = await new OtlpReceiver().start();
+    suite.stack = await startStack(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: suite.otlp.url, OTEL_TRACES_SAMPLER_ARG: '1' },
+      { withConsole: true, envFor: { notifier: FAST_FAILING_NOTIFIER, console: { TRACE_URL_TEMPLATE: TRACE_URL } } },
+    );
     suite.browser = await launchChromium();
   });
   afterAll(async () => {
@@ -73,6 +83,7 @@ export function pageSuite(): PageSuite {
     await suite.browser?.close();
     await suite.stack?.stop();
     await suite.listener?.stop();
+    await suite.otlp?.stop();
     await suite.db?.end();
   });
   return suite;

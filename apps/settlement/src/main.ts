@@ -1,3 +1,4 @@
+import './tracing';
 import 'reflect-metadata';
 import { WorkerPatterns } from '@app/contracts';
 import { bootWorker, exitOnBootFailure } from '@app/boot';

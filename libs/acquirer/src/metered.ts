@@ -1,4 +1,5 @@
 import type * as A from './acquirer.connector';
+import { inSpan, SpanKind } from '@app/platform/tracing';
 import { acquirerDuration, acquirerResponses, AcquirerOutcome, codeLabel, outcomeOfError } from './acquirer-metrics';
 
 /**
@@ -49,16 +50,25 @@ export class MeteredConnector implements A.AcquirerConnector {
       acquirerDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
       acquirerResponses.inc({ ...labels, code });
     };
-    let result: T;
-    try {
-      result = await call();
-    } catch (e) {
-      record(outcomeOfError(e), 'none');
-      throw e;
-    }
-    // An inquiry the acquirer has no record of: it answered, and there is nothing to report.
-    if (result === undefined) record('not_found', 'none');
-    else record(result.outcome, codeLabel(result.returnCode));
-    return result;
+    const attributes = { 'gateway.acquirer': this.name, 'gateway.acquirer.operation': operation };
+    // The call's span (its HTTP request's parent) says what the acquirer answered, never what was sent.
+    return inSpan(`acquirer ${operation}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      let result: T;
+      try {
+        result = await call();
+      } catch (e) {
+        record(outcomeOfError(e), 'none');
+        span.setAttribute('gateway.acquirer.outcome', outcomeOfError(e));
+        throw e;
+      }
+      // An inquiry the acquirer has no record of: it answered, and there is nothing to report.
+      if (result === undefined) record('not_found', 'none');
+      else record(result.outcome, codeLabel(result.returnCode));
+      span.setAttributes({
+        'gateway.acquirer.outcome': result?.outcome ?? 'not_found',
+        'gateway.acquirer.return_code': result ? codeLabel(result.returnCode) : 'none',
+      });
+      return result;
+    });
   }
 }

@@ -187,4 +187,6 @@ export interface TransactionEvent {
   /** transaction.status_changed: where the merchant listens, and the transaction as of this change. */
   urlReturn?: string;
   view?: TransactionView;
+  /** The W3C traceparent of the work that made the change, when it was traced. */
+  traceparent?: string;
 }

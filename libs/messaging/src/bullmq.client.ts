@@ -1,6 +1,7 @@
 import { ClientProxy, MsPattern, ReadPacket, WritePacket } from '@nestjs/microservices';
 import { randomUUID } from 'node:crypto';
 import { currentCorrelationId } from '@app/platform/correlation';
+import { currentTraceparent } from '@app/platform/tracing';
 import type { RedisTarget } from '@app/platform/env';
 import { connectRedis, type RedisConnection } from '@app/platform/redis';
 import { replyWaits } from '@app/platform/metrics';
@@ -108,7 +109,7 @@ export class BullMqClient extends ClientProxy {
     this.take(jobId);
     this.pending.set(jobId, { pattern, callback, timer });
     replyWaits.inc({ pattern });
-    const envelope: JobEnvelope = { p: packet.data, r: this.replyChannel, c: currentCorrelationId() };
+    const envelope: JobEnvelope = { p: packet.data, r: this.replyChannel, c: currentCorrelationId(), t: currentTraceparent() };
     // Request jobs may hold sealed card data: gone from Redis as soon as they complete.
     this.queue(pattern)
       .of(jobId)
@@ -127,7 +128,7 @@ export class BullMqClient extends ClientProxy {
   /** Resolves true when the event was added, false when one with its id was added within the dedup window. */
   protected async dispatchEvent<T = unknown>(packet: ReadPacket): Promise<T> {
     const pattern = this.normalizePattern(packet.pattern as MsPattern);
-    const envelope: JobEnvelope = { p: packet.data, c: currentCorrelationId() };
+    const envelope: JobEnvelope = { p: packet.data, c: currentCorrelationId(), t: currentTraceparent() };
     try {
       return (await this.events!.publish(pattern, jobIdOf(packet.data), envelope)) as T;
     } catch (e) {

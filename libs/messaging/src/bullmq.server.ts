@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Job, Queue, Worker } from 'bullmq';
 import { lastValueFrom } from 'rxjs';
 import { runWithCorrelationId } from '@app/platform/correlation';
+import { Attributes, failSpan, inSpan, pastSpan, SpanKind, withTraceparent } from '@app/platform/tracing';
 import { jobsProcessed } from '@app/platform/metrics';
 import { BullMqContext, EventContext } from './bullmq.context';
 import { eventStreamKeys } from './event-stream';
@@ -222,7 +223,8 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
   }
 
   private processEvent(pattern: string, partition: string, handler: JobHandler, entry: EventEntry): Promise<void> {
-    return runWithCorrelationId(entry.envelope.c, async () => {
+    const queuedAt = entry.attempt === 1 ? Number(entry.entryId.split('-')[0]) : undefined;
+    return inJobSpan(pattern, entry.envelope, queuedAt, entry.attempt, async () => {
       try {
         const context = new EventContext([entry, pattern, partition]);
         await lastValueFrom(this.transformToObservable(await handler(entry.envelope.p, context)), { defaultValue: undefined });
@@ -244,7 +246,8 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
 
   private process(pattern: string, handler: JobHandler, job: Job<JobEnvelope>): Promise<unknown> {
     const context = new BullMqContext([job, pattern]);
-    return runWithCorrelationId(job.data.c, async () => {
+    const queuedAt = job.attemptsMade === 0 && !job.stalledCounter ? job.timestamp : undefined;
+    return inJobSpan(pattern, job.data, queuedAt, job.attemptsMade + 1, async () => {
       this.logger.debug?.(`job ${pattern} ${job.id} attempt ${job.attemptsMade + 1}`);
       if (handler.isEventHandler) {
         // An event handler's failure fails the job, so BullMQ retries it with backoff.
@@ -275,9 +278,33 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       const ok = await lastValueFrom(this.transformToObservable(await handler(job.data.p, context)), { defaultValue: undefined });
       return { id: job.id!, ok };
     } catch (e) {
-      return { id: job.id!, err: isRemoteErrorPayload(e) ? e : INTERNAL };
+      if (isRemoteErrorPayload(e)) return { id: job.id!, err: e };
+      failSpan(e);
+      return { id: job.id!, err: INTERNAL };
     }
   }
+}
+
+/**
+ * A job's work in its request's trace: its wait in the queue (first delivery only), then a span of
+ * its own, under the job's correlation id.
+ */
+function inJobSpan<T>(
+  pattern: string,
+  envelope: JobEnvelope,
+  queuedAt: number | undefined,
+  attempt: number,
+  fn: () => Promise<T>,
+): Promise<T> {
+  return runWithCorrelationId(envelope.c, () =>
+    withTraceparent(envelope.t, () => {
+      const attributes: Attributes = { 'messaging.system': 'bullmq', 'messaging.destination.name': pattern, 'gateway.attempt': attempt };
+      const tx = (envelope.p as { transactionId?: unknown } | null)?.transactionId;
+      if (typeof tx === 'string') attributes['gateway.transaction_id'] = tx.toUpperCase();
+      if (queuedAt !== undefined && Number.isFinite(queuedAt)) pastSpan(`queue wait ${pattern}`, queuedAt, Date.now(), attributes);
+      return inSpan(`process ${pattern}`, { kind: SpanKind.CONSUMER, attributes }, fn);
+    }),
+  );
 }
 
 function isRemoteErrorPayload(e: unknown): e is RemoteErrorPayload {

@@ -3,11 +3,13 @@
  * - p: the payload (for card-bearing patterns, already sealed by the caller)
  * - r: the caller's reply channel (request/reply only)
  * - c: the correlation id of the request that caused the job
+ * - t: its W3C traceparent, when it is traced
  */
 export interface JobEnvelope<T = unknown> {
   p: T;
   r?: string;
   c?: string;
+  t?: string;
 }
 
 /** What the worker publishes on the reply channel. */

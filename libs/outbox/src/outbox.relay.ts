@@ -2,6 +2,7 @@ import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/c
 import type { OutboxRepository } from '@app/persistence';
 import { safeErrorText } from '@app/platform/safe-error';
 import { measureOutboxLagWith } from './outbox-metrics';
+import { withTraceparent } from '@app/platform/tracing';
 
 export type Publish = (event: string, id: string, payload: unknown) => Promise<unknown>;
 
@@ -58,7 +59,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     // In parallel: one Redis round trip per batch, not per event. A failure rolls the batch back;
     // its events that did go out are published again under the same id, which dedups them.
     return this.outbox.publishBatch(this.opts.batchSize, async (rows) => {
-      await Promise.all(rows.map((r) => this.publish(r.event, r.id, r.payload)));
+      // Each event goes out in the trace of the change that wrote it.
+      await Promise.all(rows.map((r) => withTraceparent(traceparentOf(r.payload), () => this.publish(r.event, r.id, r.payload))));
     });
   }
 
@@ -85,4 +87,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       this.logger.warn(`outbox relay paused: ${safeErrorText(e)}`);
     }
   }
+}
+
+function traceparentOf(payload: unknown): string | undefined {
+  const t = (payload as { traceparent?: unknown } | null)?.traceparent;
+  return typeof t === 'string' ? t : undefined;
 }

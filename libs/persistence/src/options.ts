@@ -27,6 +27,7 @@ import { OperatorRoles1766000000000 } from './migrations/1766000000000-operator-
 import { AuditRetention1766100000000 } from './migrations/1766100000000-audit-retention';
 import { AcquirerAccounts1766200000000 } from './migrations/1766200000000-acquirer-accounts';
 import { ConsoleRole1766300000000 } from './migrations/1766300000000-console-role';
+import { AttemptTraces1766400000000 } from './migrations/1766400000000-attempt-traces';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -57,6 +58,7 @@ export const MIGRATIONS = [
   AuditRetention1766100000000,
   AcquirerAccounts1766200000000,
   ConsoleRole1766300000000,
+  AttemptTraces1766400000000,
 ];
 
 /** How the gateway's connections to Postgres are made (DATABASE_URL, DB_POOL_SIZE, DATABASE_PREPARED_STATEMENTS). */

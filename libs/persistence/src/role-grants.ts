@@ -202,7 +202,7 @@ export const ROLE_GRANTS: Readonly<Record<GatewayRole, RoleGrants>> = {
     // the delete is for the attempts of a finished delivery the retention pass deletes.
     delivery_attempts: {
       select: ['delivery_id'],
-      insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body'],
+      insert: ['delivery_id', 'attempt', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_body', 'trace_id'],
       delete: true,
     },
     listeners: {

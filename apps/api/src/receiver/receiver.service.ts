@@ -16,6 +16,7 @@ import { detectBrand, maskPan } from '@app/card';
 import { LedgerRepository, saleDetailsOf, saleSnapshotOf, TransactionsRepository } from '@app/persistence';
 import { RemoteError, ReplyTimeoutError, TransportUnavailableError, TypedClient, withJobId } from '@app/messaging';
 import { sealJson } from '@app/vault/transit';
+import { traceAttributes } from '@app/platform/tracing';
 import { ApiConfig } from '../config/api.config';
 import { GATEWAY_CLIENT } from '../messaging/gateway-client.provider';
 import { SaleTermsService } from '../split/sale-terms.service';
@@ -55,7 +56,7 @@ export class ReceiverService {
   async sale(merchantId: string, input: SaleInput, operation: 'sale' | 'authorize', respondAsync: boolean): Promise<Outcome> {
     // A production merchant's sale needs a connector and its account there: refused before anything is recorded.
     await this.routing.check(merchantId, input.payment.acquirer);
-    const id = randomUUID();
+    const id = newTransactionId(operation);
     const card = input.payment.card;
     // The fee plan is keyed by brand: with a token, its facts (token_facts, read here) name it (an unknown
     // token is a 404 here, before anything is recorded).
@@ -146,6 +147,7 @@ export class ReceiverService {
   private operation(kind: 'capture' | 'cancel', merchantId: string, req: OperationInput, idempotencyKey?: string): CaptureRequest {
     const request = [kind, merchantId, req.transactionId.toLowerCase(), req.amount ?? 'full', idempotencyKey].join('\0');
     const operationId = idempotencyKey === undefined ? randomUUID() : uuidFromParts(request);
+    traceAttributes({ 'gateway.transaction_id': req.transactionId.toUpperCase(), 'gateway.operation': kind });
     return { ...req, merchantId, operationId, notAfter: Date.now() + this.config.replyTimeoutMs - REPLY_MARGIN_MS };
   }
 
@@ -169,4 +171,11 @@ export class ReceiverService {
     if (view.capturedAmount > 0) view.payables = await this.ledger.payablesOf(merchantId, row.id);
     return view;
   }
+}
+
+/** A new sale's id, named on the request's span. */
+function newTransactionId(operation: 'sale' | 'authorize'): string {
+  const id = randomUUID();
+  traceAttributes({ 'gateway.transaction_id': id.toUpperCase(), 'gateway.operation': operation });
+  return id;
 }

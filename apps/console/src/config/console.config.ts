@@ -18,6 +18,11 @@ export class ConsoleConfig implements EdgeLimitsConfig {
   consoleSessionKey: string;
   /** Signs merchant portal links and the portal's session cookies (PORTAL_LINK_KEY, at least 32 characters; see portal-link.ts). */
   portalLinkKey: string;
+  /**
+   * TRACE_URL_TEMPLATE: where a trace id links to in the operator's trace store, `{traceId}` in it
+   * replaced by the id (e.g. `https://grafana.example/explore?left=…{traceId}…`); empty: the id is shown unlinked.
+   */
+  traceUrlTemplate: string;
 }
 
 export function loadConsoleConfig(env: NodeJS.ProcessEnv = process.env): ConsoleConfig {
@@ -28,6 +33,9 @@ export function loadConsoleConfig(env: NodeJS.ProcessEnv = process.env): Console
     r.problem('CONSOLE_SESSION_KEY must be at least 32 characters (32 random bytes in base64)');
   const portalLinkKey = readKeyVariable(r, base, 'PORTAL_LINK_KEY');
   if (portalLinkKey && portalLinkKey.length < 32) r.problem('PORTAL_LINK_KEY must be at least 32 characters (32 random bytes in base64)');
+  const traceUrlTemplate = r.str('TRACE_URL_TEMPLATE', '');
+  if (traceUrlTemplate && (!/^https?:\/\//.test(traceUrlTemplate) || !traceUrlTemplate.includes('{traceId}')))
+    r.problem('TRACE_URL_TEMPLATE must be an http(s) URL containing {traceId}');
   const cfg: ConsoleConfig = {
     base,
     host: r.str('HOST', '127.0.0.1'),
@@ -37,6 +45,7 @@ export function loadConsoleConfig(env: NodeJS.ProcessEnv = process.env): Console
     trustedProxies: readTrustedProxies(r),
     consoleSessionKey,
     portalLinkKey,
+    traceUrlTemplate,
   };
   r.done('console');
   return cfg;

@@ -38,6 +38,11 @@ export interface DeliveryPagesKit extends PageKit {
    * refusal has been recorded and answered, and it gives undefined.
    */
   replayer: (req: FastifyRequest, reply: FastifyReply, id: string) => Promise<AuditSubject | undefined>;
+  /**
+   * The console's: each attempt's trace, linked by TRACE_URL_TEMPLATE (an empty template shows
+   * the id alone). Absent in the portal: the gateway's traces are not the merchant's to read.
+   */
+  traceLink?: (traceId: string) => string | undefined;
 }
 
 /** What every group of console routes is given: a PageKit under /console, and the signed-in operator and their role. */

@@ -50,6 +50,7 @@ export function registerDeliveryRoutes(kit: ConsoleKit): void {
     base: '/console',
     merchantScope: () => undefined,
     canReplay: (req) => roleAllows(kit.operatorOf(req).role, 'operator'),
+    traceLink: (traceId) => kit.config.traceUrlTemplate.replaceAll('{traceId}', traceId) || undefined,
     replayer: async (req, reply, id) =>
       (await kit.allowed(req, reply, 'operator', 'webhooks:replay', id))
         ? subjectOf(req, kit.operatorOf(req), 'webhooks:replay', id)
@@ -144,6 +145,7 @@ async function deliveryDetail(kit: DeliveryPages, req: FastifyRequest, reply: Fa
     http_status: number | null;
     error_class: string | null;
     response_body: string | null;
+    trace_id: string | null;
   }[];
   const ids = await kit.merchants.publicIdsOf([d.merchant_id]);
   const { body, merchant_id, ...rest } = d;
@@ -160,12 +162,14 @@ async function deliveryDetail(kit: DeliveryPages, req: FastifyRequest, reply: Fa
         merchant: ids.get(merchant_id) ?? merchant_id,
       },
       body: maskCardLike(body),
-      attempts: attempts.map((a) => ({
+      attempts: attempts.map(({ trace_id, ...a }) => ({
         ...a,
+        trace: kit.traceLink && trace_id ? { id: trace_id, href: kit.traceLink(trace_id) } : undefined,
         // Masked before it is cut: a card number straddling the cut must be seen whole to be masked.
         answer: a.response_body === null ? null : firstBytes(maskCardLike(a.response_body), ANSWER_BYTES),
       })),
       canReplay: kit.canReplay(req),
+      showTraces: kit.traceLink !== undefined,
       notice,
     }),
   );

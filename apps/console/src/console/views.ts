@@ -90,6 +90,8 @@ export interface AttemptView {
   error_class: string | null;
   /** First 1 KiB of the answer, card-like numbers masked. */
   answer: string | null;
+  /** The attempt's trace (console only), with its link in the trace store when one is configured. */
+  trace?: { id: string; href?: string };
 }
 
 export interface DetailView {
@@ -98,7 +100,14 @@ export interface DetailView {
   body: string;
   attempts: AttemptView[];
   canReplay: boolean;
+  /** The console shows each attempt's trace; the portal does not. */
+  showTraces?: boolean;
   notice?: { ok: boolean; text: string };
+}
+
+function traceCell(t: AttemptView['trace']) {
+  if (!t) return '—';
+  return t.href ? html`<a href="${t.href}" rel="noopener noreferrer" target="_blank"><code>${t.id}</code></a>` : html`<code>${t.id}</code>`;
 }
 
 export function detailPage(f: Frame, v: DetailView): string {
@@ -119,6 +128,7 @@ export function detailPage(f: Frame, v: DetailView): string {
             <th>HTTP status</th>
             <th>Error class</th>
             <th>Answer (first 1 KiB)</th>
+            ${v.showTraces ? html`<th>Trace</th>` : ''}
           </tr>
         </thead>
         <tbody>
@@ -131,6 +141,7 @@ export function detailPage(f: Frame, v: DetailView): string {
                 <td>${a.http_status ?? '—'}</td>
                 <td>${a.error_class ?? '—'}</td>
                 <td>${a.answer ? html`<pre>${a.answer}</pre>` : '—'}</td>
+                ${v.showTraces ? html`<td class="trace">${traceCell(a.trace)}</td>` : ''}
               </tr>`,
           )}
         </tbody>

@@ -15,6 +15,7 @@ import { ListenerHealthRecorder } from './listener-health.recorder';
 import { ListenerBuckets, ThrottleSettings } from './webhook-throttle';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { type RedisConnection, safeErrorText } from '@app/platform';
+import { currentTraceId, inSpan, SpanKind, withTraceparent } from '@app/platform/tracing';
 
 /** How long a delivery whose throttle could not be read waits before it tries again (no attempt spent). */
 const THROTTLE_UNREADABLE_RETRY_MS = 5_000;
@@ -88,7 +89,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   }
 
   onApplicationBootstrap(): void {
-    this.worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, (job, token) => this.runJob(job, token), {
+    this.worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, (job, token) => this.tracedJob(job, token), {
       // The queue's own connection and prefix (with its hash tag on a cluster).
       connection: this.queue.opts.connection,
       prefix: this.queue.opts.prefix,
@@ -140,6 +141,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
     const outcome = await this.attempt(claimed ? delivery : delivery.id, 1, slot, false);
     if (outcome.next === 'retry') await enqueueDelivery(this.queue, delivery, { offset: 1, delayMs: outcome.delayMs });
     if (outcome.next === 'later') await enqueueDelivery(this.queue, delivery, { delayMs: outcome.delayMs, throttled: true });
+  }
+
+  /** Each run of a delivery job is a span of the trace that queued it (the status change's, or a replay's). */
+  private tracedJob(job: Job<DeliveryJob>, token?: string): Promise<void> {
+    const attributes = { 'gateway.delivery_id': job.data.deliveryId, 'gateway.attempt': (job.data.offset ?? 0) + job.attemptsMade + 1 };
+    return withTraceparent(job.data.traceparent, () =>
+      inSpan('deliver webhook', { kind: SpanKind.CONSUMER, attributes }, () => this.runJob(job, token)),
+    );
   }
 
   private async runJob(job: Job<DeliveryJob>, token?: string): Promise<void> {
@@ -226,7 +235,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
    */
   private async record(delivery: DeliveryRow, position: number, startedAt: Date, result: SendResult): Promise<Outcome> {
     attemptDuration.observe({ error_class: result.errorClass ?? 'none' }, result.durationMs / 1000);
-    const record = { startedAt, ...result };
+    const record = { startedAt, ...result, traceId: currentTraceId() };
     // The listener's health counts its answers; a refused address is ours, not the listener's.
     const noted =
       result.errorClass === 'ssrf_blocked'

@@ -4,6 +4,7 @@ import type { OperationKind, OutboxEvent, TransactionRow, Transition } from '@ap
 import type { AcquirerResult, OperationRef, Route } from '@app/acquirer';
 import { transactionViewOf } from '@app/split';
 import { conflict } from './operation-rules';
+import { currentTraceparent } from '@app/platform/tracing';
 
 /**
  * The row the API recorded with the request, if it is this sale's, undecided. A job queued before
@@ -68,6 +69,8 @@ export function eventsOf(updated: TransactionRow, extra: SettleEvent[]): OutboxE
     statusVersion: view.statusVersion,
     capturedAmount: view.capturedAmount,
     cancelledAmount: view.cancelledAmount,
+    // Settlement and the webhook continue the change's trace (absent when untraced).
+    traceparent: currentTraceparent(),
   };
   const settle = extra.map((e) => ({
     event: e.event as OutboxEvent['event'],

@@ -127,7 +127,7 @@ export class DeliveriesRepository {
 
   async attemptsOf(id: string): Promise<Record<string, unknown>[]> {
     return this.db.query(
-      'SELECT attempt, started_at, duration_ms, http_status, error_class, response_body FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id',
+      'SELECT attempt, started_at, duration_ms, http_status, error_class, response_body, trace_id FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id',
       [id],
     );
   }

@@ -41,6 +41,8 @@ export interface AttemptRecord {
   httpStatus?: number;
   errorClass?: AttemptErrorClass;
   responseBody?: string;
+  /** The trace the attempt was made in, when traced. */
+  traceId?: string;
 }
 
 export interface NewDelivery {

@@ -81,11 +81,11 @@ export function recordAttempts(db: DataSource, items: readonly FinishedAttempt[]
 async function recordDistinctAttempts(db: DataSource, items: readonly FinishedAttempt[]): Promise<void> {
   await db.query(
     `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[])
-         AS t (id, attempt, started_at, duration_ms, http_status, error_class, response_body, status, next_attempt_at, error)),
+       SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[])
+         AS t (id, attempt, started_at, duration_ms, http_status, error_class, response_body, status, next_attempt_at, error, trace_id)),
      attempt AS (
-       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body)
-       SELECT id, attempt, started_at, duration_ms, http_status, error_class, response_body FROM input)
+       INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error_class, response_body, trace_id)
+       SELECT id, attempt, started_at, duration_ms, http_status, error_class, response_body, trace_id FROM input)
      UPDATE deliveries d SET status = i.status, next_attempt_at = i.next_attempt_at, last_http_status = i.http_status, last_error = i.error, updated_at = now(),
        succeeded_at = CASE WHEN i.status = 'succeeded' THEN now() ELSE d.succeeded_at END
      FROM input i WHERE d.id = i.id`,
@@ -101,6 +101,7 @@ async function recordDistinctAttempts(db: DataSource, items: readonly FinishedAt
       (f) => f.next.status,
       (f) => f.next.nextAttemptAt ?? null,
       (f) => f.next.error ?? null,
+      (f) => f.a.traceId ?? null,
     ),
   );
 }

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { currentTraceparent } from '@app/platform/tracing';
 import { MAX_ATTEMPTS } from '../schedule';
 
 /** The notifier's own queue of delivery attempts (one job per delivery, or per replay of it). */
@@ -16,6 +17,8 @@ export interface DeliveryJob {
   offset?: number;
   /** Put back by the listener's throttle: its turn has come when it runs (see the notifier's ListenerBuckets). */
   throttled?: boolean;
+  /** The W3C traceparent of the status change (or replay) that queued it: every attempt is a span of that trace. */
+  traceparent?: string;
 }
 
 /**
@@ -32,6 +35,8 @@ export function enqueueDelivery(
   const job: DeliveryJob = { deliveryId: delivery.id, host: new URL(delivery.url).host, offset };
   if (delivery.merchant_id) job.merchantId = delivery.merchant_id;
   if (opts.throttled) job.throttled = true;
+  const traceparent = currentTraceparent();
+  if (traceparent) job.traceparent = traceparent;
   return queue.add(DELIVERY_QUEUE, job, {
     jobId: opts.replay ? `${delivery.id}-r${opts.replay}` : delivery.id,
     delay: opts.delayMs,

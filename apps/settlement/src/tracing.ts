@@ -1,0 +1,4 @@
+// The first import: the SDK instruments the modules loaded after it (docs/operations/tracing.md).
+import { startTracing } from '@app/platform/tracing';
+
+startTracing('settlement');

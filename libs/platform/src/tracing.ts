@@ -1,0 +1,88 @@
+import { Attributes, context, propagation, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+
+/**
+ * Traces (OpenTelemetry). Off unless an OTLP endpoint is configured: then the SDK is loaded,
+ * before the app's other modules, by the app's own `tracing.ts` (the first import of its
+ * `main.ts`), so Fastify's HTTP server, pg, ioredis, undici and pino are instrumented. Everything
+ * else here is the OpenTelemetry API, which does nothing while no SDK is registered: a gateway
+ * without tracing pays a function call per span, and carries no trace context in its jobs.
+ */
+export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/** Starts the SDK for `service` (api, tokenizer, …) when tracing is enabled. Call before anything else is imported. */
+export function startTracing(service: string): void {
+  if (!tracingEnabled()) return;
+  // Loaded only when on: the SDK and its instrumentations are not even read otherwise.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a conditional, synchronous load is the point
+  (require('./tracing-sdk') as typeof import('./tracing-sdk')).startSdk(service);
+}
+
+const tracer = () => trace.getTracer('card-gateway');
+
+/** The W3C `traceparent` of the work in progress, to carry across a queue or the outbox. */
+export function currentTraceparent(): string | undefined {
+  if (!trace.getSpan(context.active())) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
+
+/** Runs `fn` in the trace a `traceparent` names (from a job or an outbox row), or as it is when there is none. */
+export function withTraceparent<T>(traceparent: string | undefined, fn: () => T): T {
+  if (!traceparent) return fn();
+  return context.with(propagation.extract(context.active(), { traceparent }), fn);
+}
+
+/** The trace id of the work in progress, when it is traced. */
+export function currentTraceId(): string | undefined {
+  return trace.getSpan(context.active())?.spanContext().traceId;
+}
+
+/** Names the work in progress (`gateway.transaction_id`, the acquirer's code…) on its span. Never card data. */
+export function traceAttributes(attributes: Attributes): void {
+  trace.getSpan(context.active())?.setAttributes(attributes);
+}
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  attributes?: Attributes;
+  startTime?: number;
+}
+
+/**
+ * `fn` inside a span of its own (a child of the work in progress). A thrown error marks it failed
+ * with the error's class only: messages can quote what was sent.
+ */
+export async function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(
+    name,
+    { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, startTime: opts.startTime },
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (e) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.name : 'error' });
+        throw e;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+/** Marks the work in progress failed, by the error's class only. */
+export function failSpan(e: unknown): void {
+  trace.getSpan(context.active())?.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.name : 'error' });
+}
+
+/** A span that already happened (a job's wait in its queue), recorded after the fact under the work in progress. */
+export function pastSpan(name: string, startTime: number, endTime: number, attributes: Attributes): void {
+  if (!trace.getSpan(context.active())) return;
+  tracer().startSpan(name, { kind: SpanKind.INTERNAL, startTime, attributes }).end(endTime);
+}
+
+export { SpanKind };
+export type { Attributes };
