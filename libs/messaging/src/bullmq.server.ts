@@ -5,7 +5,7 @@ import { Job, Queue, Worker } from 'bullmq';
 import { lastValueFrom } from 'rxjs';
 import { runWithCorrelationId } from '@app/platform/correlation';
 import { Attributes, failSpan, inSpan, pastSpan, SpanKind, withTraceparent } from '@app/platform/tracing';
-import { jobsProcessed } from '@app/platform/metrics';
+import { jobDuration, jobsProcessed, jobWait } from '@app/platform/metrics';
 import { BullMqContext, EventContext } from './bullmq.context';
 import { eventStreamKeys } from './event-stream';
 import { DEFAULT_EVENT_RETRY, EventEntry, EventRetryPolicy, EventStreamConsumer } from './event-stream.consumer';
@@ -287,7 +287,7 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
 
 /**
  * A job's work in its request's trace: its wait in the queue (first delivery only), then a span of
- * its own, under the job's correlation id.
+ * its own, under the job's correlation id; both timed in job_wait_seconds and job_duration_seconds.
  */
 function inJobSpan<T>(
   pattern: string,
@@ -301,8 +301,13 @@ function inJobSpan<T>(
       const attributes: Attributes = { 'messaging.system': 'bullmq', 'messaging.destination.name': pattern, 'gateway.attempt': attempt };
       const tx = (envelope.p as { transactionId?: unknown } | null)?.transactionId;
       if (typeof tx === 'string') attributes['gateway.transaction_id'] = tx.toUpperCase();
-      if (queuedAt !== undefined && Number.isFinite(queuedAt)) pastSpan(`queue wait ${pattern}`, queuedAt, Date.now(), attributes);
-      return inSpan(`process ${pattern}`, { kind: SpanKind.CONSUMER, attributes }, fn);
+      const now = Date.now();
+      if (queuedAt !== undefined && Number.isFinite(queuedAt)) {
+        jobWait.observe({ pattern }, Math.max(0, now - queuedAt) / 1000);
+        pastSpan(`queue wait ${pattern}`, queuedAt, now, attributes);
+      }
+      const handled = jobDuration.startTimer({ pattern });
+      return inSpan(`process ${pattern}`, { kind: SpanKind.CONSUMER, attributes }, fn).finally(() => handled());
     }),
   );
 }

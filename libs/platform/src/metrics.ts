@@ -13,6 +13,24 @@ export const jobsProcessed = new Counter({
   labelNames: ['pattern', 'outcome'],
 });
 
+const JOB_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** From a job's or event's enqueue to a worker taking it, first delivery only (a retry's wait is its backoff). */
+export const jobWait = new Histogram({
+  name: 'job_wait_seconds',
+  help: 'Time a job or event waited in its queue before a worker took it (first delivery), by pattern',
+  labelNames: ['pattern'],
+  buckets: JOB_BUCKETS,
+});
+
+/** A job's or event's handling in this worker, by pattern: a sale's stage in the tokenizer, settlement, the notifier. */
+export const jobDuration = new Histogram({
+  name: 'job_duration_seconds',
+  help: 'Time a worker spent handling a job or event, by pattern',
+  labelNames: ['pattern'],
+  buckets: JOB_BUCKETS,
+});
+
 /** Rows the retention passes deleted (or dropped with a partition), by table (docs/operations/retention.md). */
 export const retentionRowsPruned = new Counter({
   name: 'retention_rows_pruned_total',

@@ -1,6 +1,6 @@
-import { context, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { context, defaultTextMapGetter, ROOT_CONTEXT, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import { tracing } from '@opentelemetry/sdk-node';
-import { KeepNotable, RatioKeepingTheRest } from './tracing-sdk';
+import { InternalTraceContext, KeepNotable, RatioKeepingTheRest } from './tracing-sdk';
 
 /** A tracer whose exported spans land in memory, sampled as the gateway samples by default. */
 function setup(ratio: number, slowMs = 50) {
@@ -12,47 +12,45 @@ function setup(ratio: number, slowMs = 50) {
   return { tracer: provider.getTracer('test'), names: () => exported.getFinishedSpans().map((s) => s.name) };
 }
 
-describe('default sampling: a ratio, and every failure or slow part of the rest', () => {
-  it('a trace outside the ratio, quick and without failure, is not exported', () => {
+const remote = (flags: TraceFlags) =>
+  trace.setSpanContext(context.active(), { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: flags, isRemote: true });
+
+describe('default sampling: a ratio, and every failed or slow first span of the rest', () => {
+  it('a trace outside the ratio: its first span recorded, the spans under it not, nothing exported when quick and fine', () => {
     const { tracer, names } = setup(0);
     const root = tracer.startSpan('request');
-    tracer.startSpan('child', {}, trace.setSpan(context.active(), root)).end();
+    const child = tracer.startSpan('child', {}, trace.setSpan(context.active(), root));
+    expect([root.isRecording(), child.isRecording()]).toEqual([true, false]);
+    child.end();
     root.end();
     expect(names()).toEqual([]);
   });
 
-  it('a trace outside the ratio with a failed span is exported whole, marked sampled', () => {
+  it('a trace outside the ratio whose first span failed: that span is exported, marked sampled', () => {
     const { tracer, names } = setup(0);
     const root = tracer.startSpan('request');
-    const ctx = trace.setSpan(context.active(), root);
-    tracer.startSpan('fine', {}, ctx).end();
-    const failed = tracer.startSpan('failed', {}, ctx);
-    failed.setStatus({ code: SpanStatusCode.ERROR });
-    failed.end();
-    expect(names()).toEqual([]);
+    root.setStatus({ code: SpanStatusCode.ERROR });
     root.end();
-    expect(names()).toEqual(['fine', 'failed', 'request']);
+    expect(names()).toEqual(['request']);
   });
 
-  it('a trace outside the ratio whose root took longer than the threshold is exported', () => {
+  it('a trace outside the ratio whose first span took longer than the threshold is exported', () => {
     const { tracer, names } = setup(0, 50);
-    const root = tracer.startSpan('slow request', { startTime: Date.now() - 80 });
-    root.end();
-    const quick = tracer.startSpan('quick request');
-    quick.end();
+    tracer.startSpan('slow request', { startTime: Date.now() - 80 }).end();
+    tracer.startSpan('quick request').end();
     expect(names()).toEqual(['slow request']);
   });
 
-  it('a trace in the ratio is exported as it is', () => {
+  it('a trace in the ratio is exported whole', () => {
     const { tracer, names } = setup(1);
-    tracer.startSpan('request').end();
-    expect(names()).toEqual(['request']);
+    const root = tracer.startSpan('request');
+    tracer.startSpan('child', {}, trace.setSpan(context.active(), root)).end();
+    root.end();
+    expect(names()).toEqual(['child', 'request']);
   });
 
   it("a remote parent's decision is followed: sampled is exported, unsampled only recorded (and kept if it fails)", () => {
     const { tracer, names } = setup(1);
-    const remote = (flags: TraceFlags) =>
-      trace.setSpanContext(context.active(), { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: flags, isRemote: true });
     tracer.startSpan('job of a sampled request', {}, remote(TraceFlags.SAMPLED)).end();
     const quiet = tracer.startSpan('job of an unsampled request', {}, remote(TraceFlags.NONE));
     expect(quiet.isRecording()).toBe(true);
@@ -61,5 +59,19 @@ describe('default sampling: a ratio, and every failure or slow part of the rest'
     failing.setStatus({ code: SpanStatusCode.ERROR });
     failing.end();
     expect(names()).toEqual(['job of a sampled request', 'failed job of an unsampled request']);
+  });
+});
+
+describe('trace context is trusted only from inside the gateway', () => {
+  const traceparent = `00-${'f'.repeat(32)}-${'e'.repeat(16)}-01`;
+  const extracted = (carrier: Record<string, string>) =>
+    trace.getSpanContext(new InternalTraceContext().extract(ROOT_CONTEXT, carrier, defaultTextMapGetter))?.traceId;
+
+  it("a job's or an outbox row's traceparent is followed", () => {
+    expect(extracted({ traceparent })).toBe('f'.repeat(32));
+  });
+
+  it("an HTTP request's is not: the caller cannot pick the trace or force it sampled", () => {
+    expect(extracted({ host: 'api.example', traceparent })).toBeUndefined();
   });
 });

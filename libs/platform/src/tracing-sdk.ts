@@ -1,5 +1,16 @@
-import { Attributes, Context, isSpanContextValid, Link, Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
-import { NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
+import {
+  Attributes,
+  Context,
+  TextMapGetter,
+  isSpanContextValid,
+  Link,
+  Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+} from '@opentelemetry/api';
+import { core, NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
@@ -20,8 +31,8 @@ const DEFAULT_KEEP_SLOWER_THAN_MS = 2000;
  * The SDK: OTLP/HTTP export (the standard OTEL_EXPORTER_OTLP_* variables), W3C trace context,
  * and the instrumentations of what the apps talk through. With OTEL_TRACES_SAMPLER set, that
  * sampler decides, as the specification says. Without it, a ratio of traces is kept
- * (OTEL_TRACES_SAMPLER_ARG, default 0.1), and so is every other trace's part that failed or
- * took longer than TRACE_KEEP_SLOWER_THAN_MS (default 2000) in this process.
+ * (OTEL_TRACES_SAMPLER_ARG, default 0.1), and of every other trace, each process's first span
+ * when it failed or took longer than TRACE_KEEP_SLOWER_THAN_MS (default 2000).
  */
 export function startSdk(service: string, env: NodeJS.ProcessEnv = process.env): NodeSDK {
   const standard = env.OTEL_TRACES_SAMPLER !== undefined;
@@ -34,16 +45,20 @@ export function startSdk(service: string, env: NodeJS.ProcessEnv = process.env):
       'service.instance.id': env.REPLICA_NAME ?? `${hostname()}-${process.pid}`,
     }),
     ...(standard ? {} : { sampler: new RatioKeepingTheRest(ratioOf(env.OTEL_TRACES_SAMPLER_ARG)) }),
+    textMapPropagator: new InternalTraceContext(),
     spanProcessors: [standard ? batch : new KeepNotable(batch, Number(env.TRACE_KEEP_SLOWER_THAN_MS ?? DEFAULT_KEEP_SLOWER_THAN_MS))],
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.test(req.url ?? ''),
+        requireParentforOutgoingSpans: true,
         requestHook: withoutQueries,
       }),
-      new PgInstrumentation({ enhancedDatabaseReporting: false }),
+      // Statements and commands of a request or job only: the background passes (the outbox relay's
+      // polls, BullMQ's own blocking reads and lock renewals) would each be a trace of their own.
+      new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true }),
       // The command's name only: a job's arguments are its payload.
-      new IORedisInstrumentation({ dbStatementSerializer: (command: string) => command }),
-      new UndiciInstrumentation({ requestHook: withoutQueries }),
+      new IORedisInstrumentation({ dbStatementSerializer: (command: string) => command, requireParentSpan: true }),
+      new UndiciInstrumentation({ requestHook: withoutQueries, requireParentforSpans: true }),
       new PinoInstrumentation({ disableLogSending: true }),
     ],
   });
@@ -51,6 +66,19 @@ export function startSdk(service: string, env: NodeJS.ProcessEnv = process.env):
   const stop = () => void sdk.shutdown().catch(() => undefined);
   process.once('beforeExit', stop);
   return sdk;
+}
+
+/**
+ * W3C trace context, trusted only from inside the gateway (jobs, events, outbox rows). An HTTP
+ * request's headers come from a merchant or a browser: its `traceparent` would let a caller pick
+ * the trace id or force every one of its requests to be sampled (and exported), so a request
+ * starts a trace of its own. The gateway's own `traceparent` still goes out on its requests.
+ */
+export class InternalTraceContext extends core.W3CTraceContextPropagator {
+  override extract(ctx: Context, carrier: unknown, getter: TextMapGetter): Context {
+    if (carrier !== null && typeof carrier === 'object' && 'host' in carrier) return ctx;
+    return super.extract(ctx, carrier, getter);
+  }
 }
 
 const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full', 'url.query'];
@@ -78,8 +106,10 @@ function ratioOf(arg: string | undefined): number {
 }
 
 /**
- * A trace chosen by ratio at its root (and followed by every process it reaches) is sampled; every
- * other trace is still recorded, not exported, so that `KeepNotable` can keep its failures and slow parts.
+ * A trace chosen by ratio at its root (and followed by every process it reaches) is sampled. Of
+ * every other trace, each process records only its own first span (the api's request, a worker's
+ * job), not exported, so that `KeepNotable` can keep it if it failed or was slow; the spans under
+ * it are not recorded at all, which is what keeps an unsampled sale cheap.
  */
 export class RatioKeepingTheRest implements tracing.Sampler {
   private readonly ratio: tracing.Sampler;
@@ -94,22 +124,22 @@ export class RatioKeepingTheRest implements tracing.Sampler {
     kind: SpanKind,
     attributes: tracing.SamplingResult['attributes'],
     links: Link[],
-  ) {
+  ): tracing.SamplingResult {
+    const { SamplingDecision } = tracing;
     const parent = trace.getSpanContext(ctx);
+    if (parent && isSpanContextValid(parent)) {
+      if (sampled(parent.traceFlags)) return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+      return { decision: parent.isRemote ? SamplingDecision.RECORD : SamplingDecision.NOT_RECORD };
+    }
     const chosen =
-      parent && isSpanContextValid(parent)
-        ? sampled(parent.traceFlags)
-        : this.ratio.shouldSample(ctx, traceId, name, kind, attributes ?? {}, links).decision ===
-          tracing.SamplingDecision.RECORD_AND_SAMPLED;
-    return { decision: chosen ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.RECORD };
+      this.ratio.shouldSample(ctx, traceId, name, kind, attributes ?? {}, links).decision === SamplingDecision.RECORD_AND_SAMPLED;
+    return { decision: chosen ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.RECORD };
   }
 
   toString(): string {
     return `RatioKeepingTheRest{${this.share}}`;
   }
 }
-
-const MAX_HELD_TRACES = 5000;
 
 /** A recorded-only span that is kept: marked sampled, since span processors export only those. */
 function kept(span: ReadableSpan): ReadableSpan {
@@ -118,13 +148,10 @@ function kept(span: ReadableSpan): ReadableSpan {
 }
 
 /**
- * Exports sampled spans; holds the recorded-only ones of each trace until the trace's part in this
- * process ends (its local root span), then exports them all if one failed or the root took longer
- * than `slowMs`, and drops them otherwise. At most MAX_HELD_TRACES parts are held (oldest dropped).
+ * Exports sampled spans, and of the recorded-only ones (each process's first span of an unsampled
+ * trace) those that failed or took `slowMs` or longer; drops the rest.
  */
 export class KeepNotable implements SpanProcessor {
-  private readonly held = new Map<string, ReadableSpan[]>();
-
   constructor(
     private readonly next: SpanProcessor,
     private readonly slowMs: number,
@@ -135,23 +162,9 @@ export class KeepNotable implements SpanProcessor {
   }
 
   onEnd(span: ReadableSpan): void {
-    const sc = span.spanContext();
-    if (sampled(sc.traceFlags)) return this.next.onEnd(span);
-    const part = this.held.get(sc.traceId) ?? [];
-    part.push(span);
-    const localRoot = !span.parentSpanContext || span.parentSpanContext.isRemote;
-    if (!localRoot) {
-      if (part.length === 1) this.hold(sc.traceId, part);
-      return;
-    }
-    this.held.delete(sc.traceId);
+    if (sampled(span.spanContext().traceFlags)) return this.next.onEnd(span);
     const ms = span.duration[0] * 1e3 + span.duration[1] / 1e6;
-    if (ms >= this.slowMs || part.some((s) => s.status.code === SpanStatusCode.ERROR)) for (const s of part) this.next.onEnd(kept(s));
-  }
-
-  private hold(traceId: string, part: ReadableSpan[]): void {
-    this.held.set(traceId, part);
-    if (this.held.size > MAX_HELD_TRACES) this.held.delete(this.held.keys().next().value!);
+    if (ms >= this.slowMs || span.status.code === SpanStatusCode.ERROR) this.next.onEnd(kept(span));
   }
 
   forceFlush(): Promise<void> {
@@ -159,7 +172,6 @@ export class KeepNotable implements SpanProcessor {
   }
 
   shutdown(): Promise<void> {
-    this.held.clear();
     return this.next.shutdown();
   }
 }

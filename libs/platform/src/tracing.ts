@@ -73,6 +73,17 @@ export async function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span
   );
 }
 
+/**
+ * Names the request's HTTP server span by its route (`POST /v1/receiver`) and sets `http.route`:
+ * the HTTP instrumentation that makes the span cannot know Fastify's routes.
+ */
+export function nameRequestSpan(method: string, route: string): void {
+  const span = trace.getSpan(context.active());
+  if (!span) return;
+  span.updateName(`${method} ${route}`);
+  span.setAttribute('http.route', route);
+}
+
 /** Marks the work in progress failed, by the error's class only. */
 export function failSpan(e: unknown): void {
   trace.getSpan(context.active())?.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.name : 'error' });
