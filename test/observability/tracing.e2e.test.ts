@@ -27,7 +27,7 @@ describe('a sale traced across every process', () => {
     stack = await startStack(
       { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER_ARG: '1', OTEL_BSP_SCHEDULE_DELAY: '100' },
       // The tokenizer logs each job it takes at debug level: a line inside the job's span.
-      { envFor: { notifier: { WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32' }, tokenizer: { LOG_LEVEL: 'debug' } } },
+      { withConsole: true, envFor: { notifier: { WEBHOOK_ALLOW_NETWORKS: '127.0.0.1/32' }, tokenizer: { LOG_LEVEL: 'debug' } } },
     );
     shop = await createMerchant('tracing shop');
   });
@@ -120,10 +120,17 @@ describe('a sale traced across every process', () => {
     ])
       expect(byName(service, name).attributes['gateway.transaction_id']).toBe(id.toUpperCase());
 
-    // Nothing exported holds card data, the merchant's key or its webhook secret.
+    // A portal link's token rides in its query string: the span of its request does not keep it.
+    const linkToken = `PORTALCANARY${Date.now()}`;
+    await fetch(`${stack.consoleUrl}/portal/enter?t=${linkToken}`, { redirect: 'manual' });
+    await eventually(async () => expect(otlp.spans.some((s) => s.service === 'console' && s.name.startsWith('GET'))).toBe(true), {
+      timeoutMs: 15_000,
+    });
+
+    // Nothing exported holds card data, the merchant's key, its webhook secret or a link's token.
     const exported = otlp.raw.join('\n');
     expect(otlp.raw.length).toBeGreaterThan(0);
-    for (const secret of [SANDBOX_CARDS[1], shop.merchantKey, shop.webhookSecret, 'TRACE HOLDER'])
+    for (const secret of [SANDBOX_CARDS[1], shop.merchantKey, shop.webhookSecret, 'TRACE HOLDER', linkToken])
       expect({ secret: secret.slice(0, 4), found: exported.includes(secret) }).toEqual({ secret: secret.slice(0, 4), found: false });
     // A security code is short: looked for as a value of its own, not inside an id or a timestamp.
     const code = new RegExp(`(?<![0-9A-Za-z+/=_-])${CANARY_CODES[2]}(?![0-9A-Za-z+/=_-])`);

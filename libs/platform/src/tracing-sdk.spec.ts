@@ -1,6 +1,7 @@
-import { context, defaultTextMapGetter, ROOT_CONTEXT, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
-import { tracing } from '@opentelemetry/sdk-node';
-import { InternalTraceContext, KeepNotable, RatioKeepingTheRest } from './tracing-sdk';
+import { context, defaultTextMapGetter, ROOT_CONTEXT, SpanStatusCode, TextMapPropagator, trace, TraceFlags } from '@opentelemetry/api';
+import { node, tracing } from '@opentelemetry/sdk-node';
+import { KeepNotable, OutboundTraceContext, RatioKeepingTheRest } from './tracing-sdk';
+import { withTraceparent } from './tracing';
 
 /** A tracer whose exported spans land in memory, sampled as the gateway samples by default. */
 function setup(ratio: number, slowMs = 50) {
@@ -64,14 +65,18 @@ describe('default sampling: a ratio, and every failed or slow first span of the 
 
 describe('trace context is trusted only from inside the gateway', () => {
   const traceparent = `00-${'f'.repeat(32)}-${'e'.repeat(16)}-01`;
-  const extracted = (carrier: Record<string, string>) =>
-    trace.getSpanContext(new InternalTraceContext().extract(ROOT_CONTEXT, carrier, defaultTextMapGetter))?.traceId;
 
-  it("a job's or an outbox row's traceparent is followed", () => {
-    expect(extracted({ traceparent })).toBe('f'.repeat(32));
+  it("no inbound carrier is read by the SDK's propagator, an HTTP request's headers included (with or without Host)", () => {
+    const propagator: TextMapPropagator = new OutboundTraceContext();
+    for (const carrier of [{ traceparent }, { host: 'api.example', traceparent }])
+      expect(trace.getSpanContext(propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter))).toBeUndefined();
   });
 
-  it("an HTTP request's is not: the caller cannot pick the trace or force it sampled", () => {
-    expect(extracted({ host: 'api.example', traceparent })).toBeUndefined();
+  it("a job's or an outbox row's traceparent is followed (withTraceparent), a malformed one ignored", () => {
+    // A context manager, as the SDK registers one (without it no context is ever active).
+    new node.NodeTracerProvider().register();
+    expect(withTraceparent(traceparent, () => trace.getSpanContext(context.active())?.traceId)).toBe('f'.repeat(32));
+    for (const bad of [`00-${'0'.repeat(32)}-${'e'.repeat(16)}-01`, 'ff-x', `00-${'F'.repeat(32)}-${'e'.repeat(16)}-01`])
+      expect(withTraceparent(bad, () => trace.getSpanContext(context.active()))).toBeUndefined();
   });
 });

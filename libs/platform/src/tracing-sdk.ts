@@ -1,15 +1,4 @@
-import {
-  Attributes,
-  Context,
-  TextMapGetter,
-  isSpanContextValid,
-  Link,
-  Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  TraceFlags,
-} from '@opentelemetry/api';
+import { Attributes, Context, isSpanContextValid, Link, Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import { core, NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -45,7 +34,12 @@ export function startSdk(service: string, env: NodeJS.ProcessEnv = process.env):
       'service.instance.id': env.REPLICA_NAME ?? `${hostname()}-${process.pid}`,
     }),
     ...(standard ? {} : { sampler: new RatioKeepingTheRest(ratioOf(env.OTEL_TRACES_SAMPLER_ARG)) }),
-    textMapPropagator: new InternalTraceContext(),
+    textMapPropagator: new OutboundTraceContext(),
+    // Traces only. Metrics stay with prom-client (/metrics), and log lines go to stdout: without
+    // these, the SDK would start OTLP metric and log exporters too, and every HTTP request, SQL
+    // statement and Redis command would also be measured into histograms nobody reads.
+    metricReaders: [],
+    logRecordProcessors: [],
     spanProcessors: [standard ? batch : new KeepNotable(batch, Number(env.TRACE_KEEP_SLOWER_THAN_MS ?? DEFAULT_KEEP_SLOWER_THAN_MS))],
     instrumentations: [
       new HttpInstrumentation({
@@ -69,29 +63,31 @@ export function startSdk(service: string, env: NodeJS.ProcessEnv = process.env):
 }
 
 /**
- * W3C trace context, trusted only from inside the gateway (jobs, events, outbox rows). An HTTP
- * request's headers come from a merchant or a browser: its `traceparent` would let a caller pick
- * the trace id or force every one of its requests to be sampled (and exported), so a request
- * starts a trace of its own. The gateway's own `traceparent` still goes out on its requests.
+ * W3C trace context going out (the gateway's `traceparent` on its requests to acquirers and
+ * listeners), never coming in: an HTTP request's headers come from a merchant or a browser, and
+ * its `traceparent` would let a caller pick the trace id or force its requests sampled and
+ * exported. A request starts a trace of its own; jobs, events and outbox rows carry theirs, read
+ * by withTraceparent (tracing.ts).
  */
-export class InternalTraceContext extends core.W3CTraceContextPropagator {
-  override extract(ctx: Context, carrier: unknown, getter: TextMapGetter): Context {
-    if (carrier !== null && typeof carrier === 'object' && 'host' in carrier) return ctx;
-    return super.extract(ctx, carrier, getter);
+export class OutboundTraceContext extends core.W3CTraceContextPropagator {
+  override extract(ctx: Context): Context {
+    return ctx;
   }
 }
 
-const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full', 'url.query'];
+const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full'];
 
 /**
- * No query string is recorded: a portal link's signed token or a listener's own secret could
- * ride in one (a listener URL is the merchant's to choose).
+ * No query string is recorded: a portal link's token (`/portal/enter?t=…`) or a secret a merchant
+ * put in its listener URL could ride in one. `url.query` is the query itself (no `?`): replaced
+ * whatever it holds.
  */
 function withoutQueries(span: Span): void {
   const attributes = (span as unknown as { attributes?: Attributes }).attributes ?? {};
+  if (attributes['url.query'] !== undefined) span.setAttribute('url.query', '[redacted]');
   for (const key of URL_ATTRIBUTES) {
     const value = attributes[key];
-    if (typeof value === 'string' && value.includes('?')) span.setAttribute(key, key === 'url.query' ? '[redacted]' : value.split('?')[0]);
+    if (typeof value === 'string' && value.includes('?')) span.setAttribute(key, value.split('?')[0]);
   }
 }
 

@@ -1,4 +1,4 @@
-import { Attributes, context, propagation, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { Attributes, context, isSpanContextValid, Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 
 /**
  * Traces (OpenTelemetry). Off unless an OTLP endpoint is configured: then the SDK is loaded,
@@ -24,21 +24,26 @@ const tracer = () => trace.getTracer('card-gateway');
 
 /** The W3C `traceparent` of the work in progress, to carry across a queue or the outbox. */
 export function currentTraceparent(): string | undefined {
-  if (!trace.getSpan(context.active())) return undefined;
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier.traceparent;
+  const sc = trace.getSpan(context.active())?.spanContext();
+  if (!sc || !isSpanContextValid(sc)) return undefined;
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** Runs `fn` in the trace a `traceparent` names (from a job or an outbox row), or as it is when there is none. */
 export function withTraceparent<T>(traceparent: string | undefined, fn: () => T): T {
-  if (!traceparent) return fn();
-  return context.with(propagation.extract(context.active(), { traceparent }), fn);
+  // Parsed here, not by the global propagator: that one ignores every inbound HTTP header (tracing-sdk.ts).
+  const m = traceparent ? TRACEPARENT.exec(traceparent) : null;
+  const sc = m ? { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16), isRemote: true } : undefined;
+  if (!sc || !isSpanContextValid(sc)) return fn();
+  return context.with(trace.setSpanContext(context.active(), sc), fn);
 }
 
-/** The trace id of the work in progress, when it is traced. */
+/** The trace id of the work in progress, when its trace is sampled (exported whole). */
 export function currentTraceId(): string | undefined {
-  return trace.getSpan(context.active())?.spanContext().traceId;
+  const sc = trace.getSpan(context.active())?.spanContext();
+  return sc && (sc.traceFlags & TraceFlags.SAMPLED) === 1 ? sc.traceId : undefined;
 }
 
 /** Names the work in progress (`gateway.transaction_id`, the acquirer's code…) on its span. Never card data. */
@@ -50,6 +55,8 @@ export interface SpanOptions {
   kind?: SpanKind;
   attributes?: Attributes;
   startTime?: number;
+  /** Errors that are flow control, not failure (BullMQ's DelayedError): the span is not marked failed. */
+  notFailure?: (e: unknown) => boolean;
 }
 
 /**
@@ -64,7 +71,7 @@ export async function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span
       try {
         return await fn(span);
       } catch (e) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.name : 'error' });
+        if (!opts.notFailure?.(e)) span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.name : 'error' });
         throw e;
       } finally {
         span.end();

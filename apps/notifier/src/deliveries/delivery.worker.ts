@@ -146,8 +146,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   /** Each run of a delivery job is a span of the trace that queued it (the status change's, or a replay's). */
   private tracedJob(job: Job<DeliveryJob>, token?: string): Promise<void> {
     const attributes = { 'gateway.delivery_id': job.data.deliveryId, 'gateway.attempt': (job.data.offset ?? 0) + job.attemptsMade + 1 };
+    // Put back for its destination's or merchant's cap (DelayedError): waiting its turn, not failing.
+    const notFailure = (e: unknown) => e instanceof DelayedError;
     return withTraceparent(job.data.traceparent, () =>
-      inSpan('deliver webhook', { kind: SpanKind.CONSUMER, attributes }, () => this.runJob(job, token)),
+      inSpan('deliver webhook', { kind: SpanKind.CONSUMER, attributes, notFailure }, () => this.runJob(job, token)),
     );
   }
 

@@ -119,7 +119,10 @@ export class MoneyOperationsService {
    * late never calls the acquirer itself.
    */
   private async unstarted(kind: OperationKind, req: CaptureRequest, refusal: DomainError): Promise<TransactionView> {
-    const known = await this.operations.findByRequest(req.operationId);
+    // Unread, the refusal could be untrue: whether it was done is then unknown (503), never "nothing was done".
+    const known = await this.operations.findByRequest(req.operationId).catch(() => {
+      throw unavailable('The gateway could not tell whether the operation started; retry with the same Idempotency-Key.');
+    });
     if (!known) throw refusal;
     if (sameRequest(known, kind, req).state === 'pending') throw unavailable(LOST_ANSWER);
     return this.answerKnown(known);
