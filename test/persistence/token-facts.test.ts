@@ -31,6 +31,7 @@ describe('token_facts migration (real Postgres)', () => {
     // migrations undone first, each by its own down).
     const lastName = async () => (await db.query<{ name: string }[]>('SELECT name FROM migrations ORDER BY id DESC LIMIT 1'))[0].name;
     const later = [
+      'AttemptTraces1766400000000',
       'ConsoleRole1766300000000',
       'AcquirerAccounts1766200000000',
       'AuditRetention1766100000000',
