@@ -75,6 +75,7 @@ describe('a sale traced across every process', () => {
       ['tokenizer', 'queue wait card.authorize'],
       ['tokenizer', 'process card.authorize'],
       ['tokenizer', 'acquirer authorize', CLIENT],
+      ['tokenizer', 'status change'],
       ['settlement', 'process transaction.captured'],
       ['notifier', 'process transaction.status_changed'],
       ['notifier', 'POST', CLIENT],
@@ -107,6 +108,9 @@ describe('a sale traced across every process', () => {
     const parentOf = (s: ExportedSpan) => spans.find((p) => p.spanId === s.parentSpanId);
     // The tokenizer's work hangs under the api's request; the acquirer's call under that work.
     expect(parentOf(byName('tokenizer', 'acquirer authorize'))?.service).toBe('tokenizer');
+    // Settlement and the webhook hang under the status change that caused them.
+    expect(parentOf(byName('settlement', 'process transaction.captured'))?.name).toBe('status change');
+    expect(parentOf(byName('notifier', 'process transaction.status_changed'))?.name).toBe('status change');
     expect(byName('tokenizer', 'acquirer authorize').attributes).toMatchObject({
       'gateway.acquirer': 'sandbox',
       'gateway.acquirer.outcome': 'approved',

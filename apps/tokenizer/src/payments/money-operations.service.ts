@@ -26,6 +26,7 @@ import {
   withTimeout,
 } from './payment-answers';
 import { TransactionChanges } from './transaction-changes';
+import { inSpan } from '@app/platform/tracing';
 
 /**
  * Captures and cancels with the acquirer. Every handler is safe to run twice for the same message
@@ -174,8 +175,11 @@ export class MoneyOperationsService {
   async decide(row: TransactionRow, operationId: string, judged: Judged, result: AcquirerResult): Promise<TransactionView> {
     if (result.outcome === 'approved') {
       const change = { ...judged.change, processor: { returnCode: result.returnCode, returnMessage: result.returnMessage } };
-      const updated = await this.operations.recordApplied(row, operationId, change, result, (next) =>
-        eventsOf(next, [{ event: judged.event, amount: judged.amount }]),
+      // The change's span: its events (settlement, the webhook) carry it, so they hang under it.
+      const updated = await inSpan('status change', { attributes: { 'gateway.status': change.status } }, () =>
+        this.operations.recordApplied(row, operationId, change, result, (next) =>
+          eventsOf(next, [{ event: judged.event, amount: judged.amount }]),
+        ),
       );
       if (updated) {
         this.changes.poke();

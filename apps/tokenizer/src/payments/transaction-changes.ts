@@ -3,6 +3,7 @@ import { TransactionView } from '@app/contracts';
 import { OutboxRelay } from '@app/outbox';
 import { TransactionRow, TransactionsRepository, Transition } from '@app/persistence';
 import { AcquirerRouter, NoRouteError, Route } from '@app/acquirer';
+import { inSpan } from '@app/platform/tracing';
 import { eventsOf, notFound, SettleEvent, viewOfRow } from './payment-answers';
 
 /** What the sale path and the money operations share: a transaction's route, and recording a sale's decision. */
@@ -35,11 +36,14 @@ export class TransactionChanges {
    */
   async apply(row: TransactionRow, change: Transition, extra: SettleEvent[]): Promise<TransactionView> {
     let recorded = 0;
-    const updated = await this.transactions.transition(row, change, (next) => {
-      const out = eventsOf(next, extra);
-      recorded = out.length;
-      return out;
-    });
+    // The change's span: its events (settlement, the webhook) carry it, so they hang under it.
+    const updated = await inSpan('status change', { attributes: { 'gateway.status': change.status } }, () =>
+      this.transactions.transition(row, change, (next) => {
+        const out = eventsOf(next, extra);
+        recorded = out.length;
+        return out;
+      }),
+    );
     if (updated) {
       // A change with nothing to publish (a silent decline) needs no relay pass.
       if (recorded) this.relay.poke();
