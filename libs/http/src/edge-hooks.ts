@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyAdapter } from '@nestjs/platform-fastify';
 import { httpInFlight, httpRequests, runWithCorrelationId } from '@app/platform';
 import { requestIdOf } from '@app/platform/logging';
-import { nameRequestSpan } from '@app/platform/tracing';
+import { nameRequestSpan, tracingEnabled } from '@app/platform/tracing';
 
 /** The Fastify options of a web app (the api, the console): the same limits, proxies and request ids. */
 export function edgeAdapterOptions(trustedProxies: string[]): ConstructorParameters<typeof FastifyAdapter>[0] {
@@ -38,10 +38,12 @@ export function registerCorrelationHook(fastify: FastifyInstance): void {
 
 /** Each answer counted by method, route and status (http_requests_seconds). */
 export function registerMetricsHook(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (req, _reply, done) => {
-    nameRequestSpan(req.method, req.routeOptions?.url ?? 'unmatched');
-    done();
-  });
+  // Only with tracing on: untraced, a hook per request would name nothing.
+  if (tracingEnabled())
+    fastify.addHook('onRequest', (req, _reply, done) => {
+      nameRequestSpan(req.method, req.routeOptions?.url ?? 'unmatched');
+      done();
+    });
   fastify.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions?.url ?? 'unmatched';
     httpRequests.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);

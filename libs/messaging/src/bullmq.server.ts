@@ -3,9 +3,9 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Job, Queue, Worker } from 'bullmq';
 import { lastValueFrom } from 'rxjs';
-import { runWithCorrelationId } from '@app/platform/correlation';
-import { Attributes, failSpan, inSpan, pastSpan, SpanKind, withTraceparent } from '@app/platform/tracing';
-import { jobDuration, jobsProcessed, jobWait } from '@app/platform/metrics';
+import { failSpan } from '@app/platform/tracing';
+import { jobsProcessed } from '@app/platform/metrics';
+import { inJobSpan } from './job-span';
 import { BullMqContext, EventContext } from './bullmq.context';
 import { eventStreamKeys } from './event-stream';
 import { DEFAULT_EVENT_RETRY, EventEntry, EventRetryPolicy, EventStreamConsumer } from './event-stream.consumer';
@@ -283,33 +283,6 @@ export class BullMqServer extends Server implements CustomTransportStrategy {
       return { id: job.id!, err: INTERNAL };
     }
   }
-}
-
-/**
- * A job's work in its request's trace: its wait in the queue (first delivery only), then a span of
- * its own, under the job's correlation id; both timed in job_wait_seconds and job_duration_seconds.
- */
-function inJobSpan<T>(
-  pattern: string,
-  envelope: JobEnvelope,
-  queuedAt: number | undefined,
-  attempt: number,
-  fn: () => Promise<T>,
-): Promise<T> {
-  return runWithCorrelationId(envelope.c, () =>
-    withTraceparent(envelope.t, () => {
-      const attributes: Attributes = { 'messaging.system': 'bullmq', 'messaging.destination.name': pattern, 'gateway.attempt': attempt };
-      const tx = (envelope.p as { transactionId?: unknown } | null)?.transactionId;
-      if (typeof tx === 'string') attributes['gateway.transaction_id'] = tx.toUpperCase();
-      const now = Date.now();
-      if (queuedAt !== undefined && Number.isFinite(queuedAt)) {
-        jobWait.observe({ pattern }, Math.max(0, now - queuedAt) / 1000);
-        pastSpan(`queue wait ${pattern}`, queuedAt, now, attributes);
-      }
-      const handled = jobDuration.startTimer({ pattern });
-      return inSpan(`process ${pattern}`, { kind: SpanKind.CONSUMER, attributes }, fn).finally(() => handled());
-    }),
-  );
 }
 
 function isRemoteErrorPayload(e: unknown): e is RemoteErrorPayload {
